@@ -1,0 +1,164 @@
+//===- DType.cpp ----------------------------------------------------------===//
+#include "IR/DType.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+namespace tgc {
+
+namespace {
+using K = DTypeKind;
+// Field values as tinygrad's dtype.py declares them (priority, bitsize, cname, fmt).
+const DTypeInfo kVoid{"void", "void", 0, -1, 0, K::Void};
+const DTypeInfo kBool{"bool", "bool", 1, 0, '?', K::Bool};
+const DTypeInfo kInt8{"int8", "signed char", 8, 1, 'b', K::SInt};
+const DTypeInfo kUInt8{"uint8", "unsigned char", 8, 2, 'B', K::UInt};
+const DTypeInfo kInt16{"int16", "short", 16, 3, 'h', K::SInt};
+const DTypeInfo kUInt16{"uint16", "unsigned short", 16, 4, 'H', K::UInt};
+const DTypeInfo kInt32{"int32", "int", 32, 5, 'i', K::SInt};
+const DTypeInfo kUInt32{"uint32", "unsigned int", 32, 6, 'I', K::UInt};
+const DTypeInfo kInt64{"int64", "long", 64, 7, 'q', K::SInt};
+const DTypeInfo kUInt64{"uint64", "unsigned long", 64, 8, 'Q', K::UInt};
+const DTypeInfo kWeakInt{"weakint", "weakint", 800, 0, 0, K::WeakInt};
+const DTypeInfo kWeakFloat{"weakfloat", "weakfloat", 800, 9, 0, K::WeakFloat};
+const DTypeInfo kFP8E4M3{"fp8e4m3", "float8_e4m3", 8, 10, 0, K::Float};
+const DTypeInfo kFP8E5M2{"fp8e5m2", "float8_e5m2", 8, 11, 0, K::Float};
+const DTypeInfo kFP8E4M3FNUZ{"fp8e4m3fnuz", "float8_e4m3fnuz", 8, 10, 0, K::Float};
+const DTypeInfo kFP8E5M2FNUZ{"fp8e5m2fnuz", "float8_e5m2fnuz", 8, 11, 0, K::Float};
+const DTypeInfo kFloat16{"float16", "half", 16, 12, 'e', K::Float};
+const DTypeInfo kBFloat16{"bfloat16", "__bf16", 16, 13, 0, K::Float};
+const DTypeInfo kFloat32{"float32", "float", 32, 14, 'f', K::Float};
+const DTypeInfo kFloat64{"float64", "double", 64, 15, 'd', K::Float};
+} // namespace
+
+namespace dtypes {
+const DType Void{&kVoid}, Bool{&kBool}, Int8{&kInt8}, UInt8{&kUInt8}, Int16{&kInt16}, UInt16{&kUInt16},
+    Int32{&kInt32}, UInt32{&kUInt32}, Int64{&kInt64}, UInt64{&kUInt64}, Float16{&kFloat16},
+    BFloat16{&kBFloat16}, Float32{&kFloat32}, Float64{&kFloat64}, FP8E4M3{&kFP8E4M3}, FP8E5M2{&kFP8E5M2},
+    FP8E4M3FNUZ{&kFP8E4M3FNUZ}, FP8E5M2FNUZ{&kFP8E5M2FNUZ}, WeakInt{&kWeakInt}, WeakFloat{&kWeakFloat};
+
+const std::vector<DType> &all() {
+  static const std::vector<DType> v = {Void,    WeakInt, Bool,        Int8,        UInt8,    Int16,   UInt16,
+                                       Int32,   UInt32,  Int64,       UInt64,      WeakFloat, FP8E4M3, FP8E5M2,
+                                       FP8E4M3FNUZ, FP8E5M2FNUZ, Float16, BFloat16, Float32, Float64};
+  return v;
+}
+
+DType fromName(std::string_view name) {
+  for (DType d : all())
+    if (d.name() == name) return d;
+  return DType();
+}
+} // namespace dtypes
+
+bool DType::operator<(const DType &o) const {
+  auto key = [](const DTypeInfo &i) { return std::make_tuple(i.priority, i.bitsize, i.cname, i.fmt); };
+  return key(*info_) < key(*o.info_);
+}
+
+int64_t DType::minInt() const {
+  if (isBool() || isUnsigned()) return 0;
+  if (info_->kind == K::WeakInt) return std::numeric_limits<int64_t>::min();
+  return bitsize() >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (bitsize() - 1));
+}
+
+uint64_t DType::maxInt() const {
+  if (isBool()) return 1;
+  if (info_->kind == K::WeakInt) return uint64_t(std::numeric_limits<int64_t>::max());
+  if (isUnsigned()) return bitsize() >= 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t(1) << bitsize()) - 1;
+  return bitsize() >= 64 ? uint64_t(std::numeric_limits<int64_t>::max()) : (uint64_t(1) << (bitsize() - 1)) - 1;
+}
+
+namespace {
+using namespace dtypes;
+// tinygrad's promo_lattice: each dtype's direct parents.
+std::vector<DType> latticeParents(DType d) {
+  if (d == Bool) return {WeakInt};
+  if (d == WeakInt) return {Int8, UInt8};
+  if (d == Int8) return {Int16};
+  if (d == Int16) return {Int32};
+  if (d == Int32) return {Int64};
+  if (d == Int64) return {WeakFloat};
+  if (d == UInt8) return {Int16, UInt16};
+  if (d == UInt16) return {Int32, UInt32};
+  if (d == UInt32) return {Int64, UInt64};
+  if (d == UInt64) return {WeakFloat};
+  if (d == WeakFloat) return {FP8E4M3, FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ};
+  if (d == FP8E4M3 || d == FP8E5M2 || d == FP8E4M3FNUZ || d == FP8E5M2FNUZ) return {Float16, BFloat16};
+  if (d == Float16 || d == BFloat16) return {Float32};
+  if (d == Float32) return {Float64};
+  return {};
+}
+
+// All dtypes reachable upwards from d, d included.
+std::vector<DType> upperSet(DType d) {
+  std::vector<DType> out{d}, stack{d};
+  while (!stack.empty()) {
+    DType cur = stack.back();
+    stack.pop_back();
+    for (DType p : latticeParents(cur))
+      if (std::find(out.begin(), out.end(), p) == out.end()) {
+        out.push_back(p);
+        stack.push_back(p);
+      }
+  }
+  return out;
+}
+} // namespace
+
+DType leastUpperDType(const std::vector<DType> &ds) {
+  if (ds.empty()) return DType();
+  std::vector<DType> common = upperSet(ds[0]);
+  for (size_t i = 1; i < ds.size(); ++i) {
+    std::vector<DType> up = upperSet(ds[i]);
+    std::erase_if(common, [&](DType d) { return std::find(up.begin(), up.end(), d) == up.end(); });
+  }
+  if (common.empty()) return DType(); // void (or an unknown kind) has no upper bound with others
+  return *std::min_element(common.begin(), common.end());
+}
+
+DType leastUpperDType(std::initializer_list<DType> ds) { return leastUpperDType(std::vector<DType>(ds)); }
+
+DType leastUpperFloat(DType dt) {
+  if (dt == WeakInt) return WeakFloat;
+  if (dt.isFloat()) return dt;
+  return leastUpperDType({dt, defaultFloat()});
+}
+
+DType sumAccDType(DType dt) {
+  if (dt.isUnsigned()) return leastUpperDType({dt, UInt32});
+  if (dt.isInt() || dt.isBool()) return leastUpperDType({dt, Int32});
+  return leastUpperDType({dt, Float32});
+}
+
+DType strongDType(DType dt) {
+  if (dt == WeakInt) return defaultInt();
+  if (dt == WeakFloat) return defaultFloat();
+  return dt;
+}
+
+DType weakDType(DType dt) {
+  if (dt.isFloat()) return WeakFloat;
+  if (dt.isInt()) return WeakInt;
+  return dt;
+}
+
+bool canLosslessCast(DType from, DType to) {
+  if (from == to || from == Bool) return true;
+  auto in = [&](std::initializer_list<DType> set) { return std::find(set.begin(), set.end(), from) != set.end(); };
+  bool fp8 = in({FP8E4M3, FP8E5M2, FP8E4M3FNUZ, FP8E5M2FNUZ});
+  if (to == WeakInt) return from.isInt() && from != WeakInt;
+  if (to == Float64) return fp8 || in({Float32, Float16, BFloat16, UInt32, UInt16, UInt8, Int32, Int16, Int8});
+  if (to == Float32) return fp8 || in({Float16, BFloat16, UInt16, UInt8, Int16, Int8});
+  if (to == Float16) return fp8 || in({UInt8, Int8});
+  if (to == UInt64) return in({UInt32, UInt16, UInt8});
+  if (to == UInt32) return in({UInt16, UInt8});
+  if (to == UInt16) return in({UInt8});
+  if (to == Int64) return in({UInt32, UInt16, UInt8, Int32, Int16, Int8});
+  if (to == Int32) return in({UInt16, UInt8, Int16, Int8});
+  if (to == Int16) return in({UInt8, Int8});
+  return false;
+}
+
+} // namespace tgc

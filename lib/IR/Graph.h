@@ -1,0 +1,44 @@
+//===- Graph.h - a document: named roots over interned UOps -----*- C++ -*-===//
+//
+// What the readers produce and the passes transform: the roots of one graph
+// document (graph-format §2), their names, the realized input buffers the
+// document references, and the keys tgc does not interpret (kept so that a
+// written document carries them on).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "IR/UOp.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// A realized input buffer: graph.json's `buffers` entry.
+struct BufferFile {
+  const UOp *node = nullptr; ///< the BUFFER node
+  DType dtype;
+  int64_t numel = 0;
+  std::string device;
+  bool allocated = false;
+  std::string file; ///< data file as written in the document (relative to baseDir), may be empty
+};
+
+struct Graph {
+  std::vector<const UOp *> roots;
+  std::vector<std::string> rootNames;
+  std::vector<BufferFile> buffers;
+  /// Top-level keys of the document that tgc does not model (e.g. "tinygrad",
+  /// "what", "buffer_map"), in document order, written back unchanged.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  std::string path;    ///< where the document was read from ("" if built in memory)
+  std::string baseDir; ///< directory that relative data file paths are relative to
+
+  /// The root named `name`, or the root with that index ("0", "kernel_graph[0]").
+  const UOp *root(std::string_view nameOrIndex) const;
+};
+
+} // namespace tgc

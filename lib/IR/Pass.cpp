@@ -1,0 +1,110 @@
+//===- Pass.cpp - registry, pipeline parsing and the pass runner ----------===//
+#include "IR/Pass.h"
+
+#include "IR/Verifier.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace tgc {
+
+PassRegistry &PassRegistry::instance() {
+  static PassRegistry r;
+  return r;
+}
+
+void PassRegistry::add(PassInfo info) {
+  std::string name = info.name;
+  passes_.insert_or_assign(std::move(name), std::move(info));
+}
+
+const PassInfo *PassRegistry::lookup(std::string_view name) const {
+  auto it = passes_.find(name);
+  return it == passes_.end() ? nullptr : &it->second;
+}
+
+std::vector<const PassInfo *> PassRegistry::all() const {
+  std::vector<const PassInfo *> out;
+  for (const auto &[_, info] : passes_) out.push_back(&info);
+  return out;
+}
+
+void registerIRPasses() {
+  PassRegistry::instance().add({"verify", "check the graph against tinygrad's spec rules", [] {
+                                  return std::make_unique<FunctionPass>([](Graph &g) { return verifyGraph(g); });
+                                }});
+}
+
+Result<std::vector<const PassInfo *>> parsePipeline(std::string_view spec) {
+  std::vector<const PassInfo *> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view name = spec.substr(pos, comma == std::string_view::npos ? spec.size() - pos : comma - pos);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name.empty()) {
+      if (!spec.empty()) return Diagnostic({}, "empty pass name in pipeline '" + std::string(spec) + "'");
+    } else if (const PassInfo *info = PassRegistry::instance().lookup(name)) {
+      out.push_back(info);
+    } else {
+      std::string known;
+      for (const PassInfo *p : PassRegistry::instance().all()) known += (known.empty() ? "" : ", ") + p->name;
+      return Diagnostic({}, "unknown pass '" + std::string(name) + "' (known passes: " + known + ")");
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const PipelineOptions &opts) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<std::string, double>> timings;
+  auto total0 = Clock::now();
+  Status result;
+  for (const PassInfo *info : passes) {
+    std::unique_ptr<Pass> pass = info->create();
+    auto t0 = Clock::now();
+    Status st = pass->run(g);
+    timings.emplace_back(info->name, std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!st.ok()) {
+      Diagnostic d = st.error();
+      d.notes.push_back("while running pass '" + info->name + "'");
+      result = Status(std::move(d));
+      break;
+    }
+    if (opts.verifyEach && info->name != "verify") {
+      if (Status v = verifyGraph(g); !v.ok()) {
+        Diagnostic d = v.error();
+        d.notes.push_back("the graph is invalid after pass '" + info->name + "'");
+        result = Status(std::move(d));
+        break;
+      }
+    }
+    bool print = opts.printAfterAll ||
+                 std::find(opts.printAfter.begin(), opts.printAfter.end(), info->name) != opts.printAfter.end();
+    if (print && opts.printer) opts.printer(info->name, g, *pass);
+  }
+  if (opts.timePasses && opts.timingStream) {
+    double total = std::chrono::duration<double>(Clock::now() - total0).count();
+    auto &os = *opts.timingStream;
+    char line[160];
+    os << "===-------------------------------------------------------------------------===\n"
+       << "                         ... Pass execution timing report ...\n"
+       << "===-------------------------------------------------------------------------===\n";
+    std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n   ---Wall Time---  --- Name ---\n", total);
+    os << line;
+    for (const auto &[name, secs] : timings) {
+      std::snprintf(line, sizeof line, "   %.4f (%5.1f%%)  %s\n", secs, total > 0 ? 100.0 * secs / total : 0.0,
+                    name.c_str());
+      os << line;
+    }
+    std::snprintf(line, sizeof line, "   %.4f (100.0%%)  Total\n", total);
+    os << line;
+  }
+  return result;
+}
+
+} // namespace tgc

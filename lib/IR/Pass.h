@@ -1,0 +1,79 @@
+//===- Pass.h - named passes and pipelines ----------------------*- C++ -*-===//
+//
+// Every stage of tgc is a pass registered by name, so `tgc opt --passes=a,b`
+// can run, print and time any prefix of the pipeline. A pass transforms a
+// Graph in place (replacing its roots) or only analyses it and attaches what
+// it found for printing.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "IR/Diagnostic.h"
+#include "IR/Graph.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  virtual Status run(Graph &g) = 0;
+  /// Extra text a pass prints after the graph with --print-after (e.g. an
+  /// analysis result). Empty by default.
+  virtual std::string analysisText(const Graph &) const { return ""; }
+};
+
+struct PassInfo {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Pass>()> create;
+};
+
+class PassRegistry {
+public:
+  static PassRegistry &instance();
+  void add(PassInfo info);
+  const PassInfo *lookup(std::string_view name) const;
+  /// All passes, sorted by name.
+  std::vector<const PassInfo *> all() const;
+
+private:
+  std::map<std::string, PassInfo, std::less<>> passes_;
+};
+
+/// Registers the passes each library provides; the driver calls these once.
+void registerIRPasses();
+
+/// A pass defined by a function, for passes that need no state.
+class FunctionPass : public Pass {
+public:
+  explicit FunctionPass(std::function<Status(Graph &)> fn) : fn_(std::move(fn)) {}
+  Status run(Graph &g) override { return fn_(g); }
+
+private:
+  std::function<Status(Graph &)> fn_;
+};
+
+/// Splits "a,b,c" into names, checking each against the registry.
+Result<std::vector<const PassInfo *>> parsePipeline(std::string_view spec);
+
+struct PipelineOptions {
+  bool verifyEach = false;
+  std::vector<std::string> printAfter; ///< pass names
+  bool printAfterAll = false;
+  bool timePasses = false;
+  /// Called to print the graph after a pass: (passName, graph).
+  std::function<void(std::string_view, const Graph &, const Pass &)> printer;
+  std::ostream *timingStream = nullptr;
+};
+
+/// Runs the passes in order; stops at the first failing one.
+Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const PipelineOptions &opts);
+
+} // namespace tgc

@@ -1,0 +1,186 @@
+//===- UOp.cpp - interning, toposort, substitution ------------------------===//
+#include "IR/UOp.h"
+
+#include <unordered_set>
+
+namespace tgc {
+
+static size_t hashMix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+std::string shapeStr(const Shape &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += s[i].isStatic() ? std::to_string(s[i].value) : "?";
+  }
+  return out + "]";
+}
+
+std::string_view addrSpaceName(AddrSpace a) {
+  switch (a) {
+  case AddrSpace::GLOBAL: return "GLOBAL";
+  case AddrSpace::LOCAL: return "LOCAL";
+  case AddrSpace::REG: return "REG";
+  case AddrSpace::ALU: return "ALU";
+  }
+  return "?";
+}
+
+std::optional<AddrSpace> addrSpaceFromName(std::string_view n) {
+  for (AddrSpace a : {AddrSpace::GLOBAL, AddrSpace::LOCAL, AddrSpace::REG, AddrSpace::ALU})
+    if (addrSpaceName(a) == n) return a;
+  return std::nullopt;
+}
+
+std::string Location::str() const {
+  std::string s = file.empty() ? "<input>" : file;
+  if (line) return s + ":" + std::to_string(line) + ":" + std::to_string(col);
+  if (nodeId >= 0) return s + ": node " + std::to_string(nodeId);
+  return s;
+}
+
+UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h)
+    : ctx_(ctx), id_(id), op_(op), dtype_(dt), src_(std::move(src)), arg_(std::move(arg)), tag_(std::move(tag)),
+      hash_(h) {}
+
+const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, std::move(src), arg_, tag_); }
+const UOp *UOp::withArg(Value arg) const { return ctx_->get(op_, dtype_, src_, std::move(arg), tag_); }
+const UOp *UOp::withTag(Value tag) const { return ctx_->get(op_, dtype_, src_, arg_, std::move(tag)); }
+const UOp *UOp::withDType(DType dt) const { return ctx_->get(op_, dt, src_, arg_, tag_); }
+
+const Value &UOp::constValue() const {
+  static const Value none;
+  return op_ == Op::CONST ? arg_ : none;
+}
+
+std::string UOp::str() const {
+  std::string s = std::string(opName(op_)) + " " + std::string(dtype_ ? dtype_.name() : "?");
+  if (!arg_.isNone()) s += " " + arg_.toString();
+  return s;
+}
+
+Context::Context() = default;
+Context::~Context() = default;
+
+const UOp *Context::get(Op op, DType dtype, std::vector<const UOp *> src, Value arg, Value tag) {
+  size_t h = hashMix(size_t(op) + 1, dtype ? std::hash<std::string_view>()(dtype.name()) : 0);
+  for (const UOp *s : src) h = hashMix(h, s->hash());
+  h = hashMix(h, src.size());
+  h = hashMix(h, arg.hash());
+  h = hashMix(h, tag.hash());
+  auto [lo, hi] = table_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    const UOp *u = it->second;
+    if (u->op_ == op && u->dtype_ == dtype && u->src_ == src && u->arg_ == arg && u->tag_ == tag) return u;
+  }
+  nodes_.push_back(UOp(this, uint32_t(nodes_.size()), op, dtype, std::move(src), std::move(arg), std::move(tag), h));
+  const UOp *u = &nodes_.back();
+  table_.emplace(h, u);
+  return u;
+}
+
+const UOp *Context::constInt(int64_t v, DType dt) { return get(Op::CONST, dt, {}, Value::integer(v)); }
+const UOp *Context::constFloat(double v, DType dt) { return get(Op::CONST, dt, {}, Value::floating(v)); }
+const UOp *Context::constBool(bool v) { return get(Op::CONST, dtypes::Bool, {}, Value::boolean(v)); }
+
+const UOp *Context::constOf(DType dt, const Value &v) {
+  if (v.kind() == Value::Kind::Invalid) return get(Op::CONST, dt, {}, v);
+  double f = v.isFloat() ? v.getFloat() : v.isBool() ? double(v.getBool()) : v.kind() == Value::Kind::UInt ? double(v.getUInt()) : double(v.getInt());
+  if (dt.isFloat()) return constFloat(v.isFloat() ? v.getFloat() : f, dt);
+  if (dt.isBool()) return constBool(v.isFloat() ? f != 0.0 : v.isBool() ? v.getBool() : v.getInt() != 0);
+  if (v.isFloat()) return constInt(int64_t(f), dt); // Python int() truncates toward zero
+  if (v.isBool()) return constInt(v.getBool(), dt);
+  return get(Op::CONST, dt, {}, v);
+}
+
+void Context::setLocation(const UOp *u, Location loc) { locations_[u] = std::move(loc); }
+const Location *Context::location(const UOp *u) const {
+  auto it = locations_.find(u);
+  return it == locations_.end() ? nullptr : &it->second;
+}
+
+std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
+  std::vector<const UOp *> order;
+  std::unordered_set<const UOp *> visited;
+  // Explicit stack of (node, next child index): no recursion, so 10^6-deep chains are fine.
+  struct Frame {
+    const UOp *u;
+    std::vector<const UOp *> kids;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  auto push = [&](const UOp *u) {
+    if (!visited.insert(u).second) return;
+    Frame f{u, {}, 0};
+    if (!opts.gate || opts.gate(u)) {
+      bool skipBody = !opts.enterCalls && (u->is(Op::CALL) || u->is(Op::FUNCTION));
+      for (size_t i = skipBody ? 1 : 0; i < u->numSrc(); ++i) f.kids.push_back(u->src(i));
+      if (opts.argRefs) {
+        u->arg().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
+        u->tag().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
+      }
+    }
+    stack.push_back(std::move(f));
+  };
+  for (const UOp *r : roots) {
+    push(r);
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      if (top.next < top.kids.size()) {
+        push(top.kids[top.next++]);
+      } else {
+        order.push_back(top.u);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<const UOp *const> roots) {
+  std::unordered_map<const UOp *, std::vector<const UOp *>> out;
+  for (const UOp *u : toposort(roots)) {
+    out.try_emplace(u);
+    for (const UOp *s : u->src()) {
+      auto &v = out[s];
+      if (v.empty() || v.back() != u) v.push_back(u);
+    }
+  }
+  return out;
+}
+
+std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
+                                    const std::unordered_map<const UOp *, const UOp *> &map) {
+  std::unordered_map<const UOp *, const UOp *> done;
+  // Replaced nodes are taken verbatim, so do not descend below them.
+  ToposortOptions opts;
+  opts.gate = [&](const UOp *u) { return !map.count(u); };
+  for (const UOp *u : toposort(roots, opts)) {
+    if (auto it = map.find(u); it != map.end()) {
+      done[u] = it->second;
+      continue;
+    }
+    std::vector<const UOp *> src;
+    src.reserve(u->numSrc());
+    bool changed = false;
+    for (const UOp *s : u->src()) {
+      src.push_back(done.at(s));
+      changed |= src.back() != s;
+    }
+    Value arg = u->arg().containsUOp() ? u->arg().mapUOps([&](const UOp *r) {
+      auto it = done.find(r);
+      return it == done.end() ? substitute(r, map) : it->second;
+    }) : u->arg();
+    changed |= !(arg == u->arg());
+    done[u] = changed ? u->context().get(u->op(), u->dtype(), std::move(src), std::move(arg), u->tag()) : u;
+  }
+  std::vector<const UOp *> out;
+  for (const UOp *r : roots) out.push_back(done.at(r));
+  return out;
+}
+
+const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  return substitute(std::span<const UOp *const>(&root, 1), map)[0];
+}
+
+} // namespace tgc

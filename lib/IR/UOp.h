@@ -1,0 +1,171 @@
+//===- UOp.h - the interned graph node and its context ----------*- C++ -*-===//
+//
+// A UOp is the immutable 5-tuple (op, dtype, src, arg, tag). UOps are
+// hash-consed in a Context: building a node structurally equal to an existing
+// one returns the existing node, so equality is pointer equality throughout
+// tgc, as it is in tinygrad. Derived properties (shape, vmin/vmax, device,
+// addrspace) are computed lazily from (op, src, arg) and cached on the node.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "IR/DType.h"
+#include "IR/Ops.h"
+#include "IR/Value.h"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tgc {
+
+class Context;
+class UOp;
+
+/// One dimension of a shape: a static size, or a symbolic one held by a UOp.
+struct Dim {
+  int64_t value = 0;
+  const UOp *sym = nullptr;
+  bool isStatic() const { return sym == nullptr; }
+  bool operator==(const Dim &) const = default;
+};
+using Shape = std::vector<Dim>;
+std::string shapeStr(const Shape &s); ///< "[8, 16, ?]"
+
+enum class AddrSpace : uint8_t { GLOBAL, LOCAL, REG, ALU };
+std::string_view addrSpaceName(AddrSpace a);
+std::optional<AddrSpace> addrSpaceFromName(std::string_view name);
+
+/// Where a node came from in its input, for diagnostics.
+struct Location {
+  std::string file;
+  unsigned line = 0, col = 0; ///< 1-based; 0 = unknown
+  int64_t nodeId = -1;        ///< node index in a JSON document, or -1
+  std::string str() const;    ///< "file:line:col" or "file: node N" or "file"
+};
+
+/// Interval of a node's possible values (tinygrad's vmin/vmax). Ints are kept
+/// as int64 (saturating), floats as double, bools as 0/1.
+struct ValueRange {
+  bool isFloat = false;
+  int64_t imin = 0, imax = 0;
+  double fmin = 0, fmax = 0;
+  bool operator==(const ValueRange &) const = default;
+};
+
+class UOp {
+public:
+  Op op() const { return op_; }
+  DType dtype() const { return dtype_; }
+  std::span<const UOp *const> src() const { return src_; }
+  const UOp *src(size_t i) const { return src_[i]; }
+  size_t numSrc() const { return src_.size(); }
+  const Value &arg() const { return arg_; }
+  const Value &tag() const { return tag_; }
+  /// Structural content hash (deterministic across runs).
+  size_t hash() const { return hash_; }
+  /// Creation index in its context: a stable, deterministic name.
+  uint32_t id() const { return id_; }
+  Context &context() const { return *ctx_; }
+
+  bool is(Op o) const { return op_ == o; }
+  bool isIn(OpSet s) const { return s.contains(op_); }
+
+  /// A node like this one with some parts replaced (the same node if nothing changed).
+  const UOp *withSrc(std::vector<const UOp *> src) const;
+  const UOp *withArg(Value arg) const;
+  const UOp *withTag(Value tag) const;
+  const UOp *withDType(DType dt) const;
+
+  // Derived properties (Properties.cpp), computed lazily and cached.
+  /// The shape, or nullptr for nodes without one (SINK, STORE, void CALL, ...)
+  /// or whose shape is ill-formed (see shapeError()).
+  const Shape *shape() const;
+  /// Why the shape could not be derived ("" when it could, or the node has none).
+  const std::string &shapeError() const;
+  /// Device: None, a Str, or a Tuple of Str (multi-device).
+  const Value &device() const;
+  std::optional<AddrSpace> addrspace() const;
+  const ValueRange &vrange() const;
+  int64_t vminInt() const { return vrange().imin; }
+  int64_t vmaxInt() const { return vrange().imax; }
+
+  /// The const's value for CONST nodes; None otherwise.
+  const Value &constValue() const;
+  std::string str() const; ///< one-line summary for diagnostics: "ADD float32 #12"
+
+private:
+  friend class Context;
+  struct Derived;
+  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h);
+  const Derived &derived() const;
+
+  Context *ctx_;
+  uint32_t id_;
+  Op op_;
+  DType dtype_;
+  std::vector<const UOp *> src_;
+  Value arg_, tag_;
+  size_t hash_;
+  mutable std::shared_ptr<Derived> derived_;
+};
+
+/// Owns and interns UOps. Not thread-safe; one per compilation.
+class Context {
+public:
+  Context();
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
+  /// The unique node (op, dtype, src, arg, tag).
+  const UOp *get(Op op, DType dtype, std::vector<const UOp *> src = {}, Value arg = {}, Value tag = {});
+
+  // Convenience builders.
+  const UOp *constInt(int64_t v, DType dt = dtypes::WeakInt);
+  const UOp *constFloat(double v, DType dt = dtypes::WeakFloat);
+  const UOp *constBool(bool v);
+  /// A CONST of `dt` holding v converted as tinygrad's dtype.const does.
+  const UOp *constOf(DType dt, const Value &v);
+
+  size_t size() const { return nodes_.size(); }
+
+  /// Side table for diagnostics; not part of a node's identity.
+  void setLocation(const UOp *u, Location loc);
+  const Location *location(const UOp *u) const;
+
+private:
+  std::deque<UOp> nodes_;
+  std::unordered_multimap<size_t, const UOp *> table_;
+  std::unordered_map<const UOp *, Location> locations_;
+};
+
+/// Post-order toposort (sources before users, sources left to right) of all
+/// nodes reachable from `roots`. `gate(u)` false stops descent below u (u is
+/// still listed). With enterCalls false, the body (src[0]) of CALL/FUNCTION is
+/// not entered. With argRefs, UOps referenced from args/tags are visited too.
+struct ToposortOptions {
+  std::function<bool(const UOp *)> gate;
+  bool enterCalls = true;
+  bool argRefs = false;
+};
+std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts = {});
+inline std::vector<const UOp *> toposort(const UOp *root, const ToposortOptions &opts = {}) {
+  return toposort(std::span<const UOp *const>(&root, 1), opts);
+}
+
+/// Users of every node reachable from the roots, in toposort order.
+std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<const UOp *const> roots);
+
+/// Rebuild the graph under `roots` with every key of `map` replaced by its
+/// value (taken verbatim, as tinygrad's substitute(walk=True)). Returns the new roots.
+std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
+                                    const std::unordered_map<const UOp *, const UOp *> &map);
+const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map);
+
+} // namespace tgc
