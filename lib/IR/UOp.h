@@ -101,9 +101,8 @@ public:
 
 private:
   friend class Context;
-  struct Derived;
   UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h);
-  const Derived &derived() const;
+  struct PropertyCache; // shape, device, addrspace: Properties.cpp
 
   Context *ctx_;
   uint32_t id_;
@@ -112,7 +111,8 @@ private:
   std::vector<const UOp *> src_;
   Value arg_, tag_;
   size_t hash_;
-  mutable std::shared_ptr<Derived> derived_;
+  mutable std::shared_ptr<PropertyCache> props_;         // Properties.cpp
+  mutable std::shared_ptr<const ValueRange> vrange_;      // ValueRange.cpp
 };
 
 /// Owns and interns UOps. Not thread-safe; one per compilation.
