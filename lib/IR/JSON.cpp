@@ -12,6 +12,7 @@
 #include "IR/JSONPositions.h"
 #include "Runtime/FileIO.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -105,6 +106,26 @@ std::optional<std::string> decodeBase64(const std::string &s) {
   return out;
 }
 
+/// The first character of the token whose last character is at `end`: the
+/// opening quote of a string, the first character of a number or literal.
+size_t tokenStart(std::string_view text, size_t end) {
+  if (end >= text.size()) return end;
+  auto wordChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-'; };
+  if (text[end] == '"') {
+    for (size_t i = end; i-- > 0;) {
+      if (text[i] != '"') continue;
+      size_t slashes = 0;
+      while (slashes < i && text[i - 1 - slashes] == '\\') ++slashes;
+      if (slashes % 2 == 0) return i;
+    }
+    return end;
+  }
+  size_t i = end;
+  if (wordChar(text[i]))
+    while (i > 0 && wordChar(text[i - 1])) --i;
+  return i;
+}
+
 /// Reads one document. Each check that fails returns a Diagnostic pointing at
 /// the offending part of the text.
 class Reader {
@@ -159,8 +180,8 @@ Result<Graph> Reader::read() {
   try {
     doc = json::parse(text_.begin(), text_.end());
   } catch (const json::parse_error &e) {
-    // nlohmann's byte is 1-based and points just past the offending character.
-    size_t offset = e.byte ? std::min<size_t>(e.byte - 1, text_.size()) : 0;
+    // nlohmann's byte is 1-based and counts the offending token's last character.
+    size_t offset = tokenStart(text_, e.byte ? std::min<size_t>(e.byte - 1, text_.size()) : 0);
     pos_ = JSONPositions::linesOnly(text_);
     std::string what = e.what();
     size_t col = what.find("column ");

@@ -145,6 +145,10 @@ TEST_CASE("json: error messages point at line:col") {
   // Malformed JSON: the offending '}' is on line 3, column 10.
   CHECK(errorOf("{\"format\":\"tgc-uop-graph\",\n\"version\":1,\n\"nodes\":[}\n").rfind("t.json:3:10: error: malformed JSON: ", 0) == 0);
   CHECK(errorOf("").rfind("t.json:1:1: error: malformed JSON: ", 0) == 0);
+  // An unexpected string or number is located at its first character.
+  CHECK(errorOf(R"({"format":"tgc-uop-graph" "version":1})").rfind("t.json:1:27: error: malformed JSON: ", 0) == 0);
+  CHECK(errorOf(R"({"format":"tgc-uop-graph","version":1 234})").rfind("t.json:1:39: error: malformed JSON: ", 0) == 0);
+  CHECK(errorOf(R"({"format":"tgc-uop-graph","version":1,"what":"a\"b" "x"})").rfind("t.json:1:53: error: ", 0) == 0);
   CHECK(errorOf("[1]") == "t.json:1:1: error: a graph document must be a JSON object, not an array");
   CHECK(errorOf(R"({"format":"onnx","version":1})") ==
         R"(t.json:1:11: error: unsupported format "onnx" (expected "tgc-uop-graph"))");
