@@ -70,8 +70,10 @@ private:
     }
     if (!argText.empty()) out_ += " " + argText;
     if (!u->tag().isNone()) out_ += " tag=" + u->tag().toString(&nameOf_);
+#ifdef TGC_HAVE_SHAPES
     if (opts_.shapes)
       if (const Shape *s = u->shape()) out_ += " : " + shapeStr(*s);
+#endif
     out_ += "\n";
   }
 
@@ -93,7 +95,7 @@ private:
   }
 
   const Graph &g_;
-  const PrintOptions &opts_;
+  [[maybe_unused]] const PrintOptions &opts_; // read only when shapes can be derived
   std::unordered_map<const UOp *, std::string> names_;
   std::function<std::string(const UOp *)> nameOf_;
   std::string out_;
