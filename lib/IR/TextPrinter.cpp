@@ -47,7 +47,9 @@ public:
     bool shortForm = g_.roots.size() == 1 && order.back() == g_.roots[0] && !g_.rootNames.empty() &&
                      isPlainName(g_.rootNames[0]);
     out_ = "graph @" + (shortForm ? g_.rootNames[0] : std::string("graph")) + " {\n";
-    if (!g_.extra.empty()) out_ += "  attributes " + g_.extra.dump() + "\n";
+    // One line of JSON; invalid UTF-8 (impossible in parsed JSON) is replaced rather than thrown on.
+    if (!g_.extra.empty())
+      out_ += "  attributes " + g_.extra.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     for (const UOp *u : order) printNode(u);
     for (const BufferFile &b : g_.buffers) printBuffer(b);
     if (!shortForm) printRoots();
