@@ -96,11 +96,19 @@ ShapeOr broadcast(const std::vector<const Shape *> &shapes) {
   return out;
 }
 
-/// The number of values a range-like node takes (vmax + 1).
-int64_t extent(const UOp *r) {
-  if (r->is(Op::RANGE) && r->numSrc() && r->src(0)->is(Op::CONST) && r->src(0)->arg().isInt())
-    return r->src(0)->arg().getInt();
-  return r->vmaxInt() + 1;
+/// The number of values a range-like node takes (tinygrad's vmax + 1), for the
+/// forms STAGE and UNSHARD carry: a RANGE over a constant or a Variable bound,
+/// or a constant. Anything else has no static extent here.
+std::optional<int64_t> extent(const UOp *r) {
+  auto maxOf = [](const UOp *b) -> std::optional<int64_t> {
+    if (b->is(Op::CONST) && b->arg().isInt()) return b->arg().getInt();
+    const Value *vr = b->isIn({Op::PARAM, Op::BUFFER}) && b->arg().kind() == Value::Kind::Obj ? b->arg().field("vmin_vmax") : nullptr;
+    if (vr && vr->isSequence() && vr->size() == 2 && (*vr)[1].isInt()) return (*vr)[1].getInt();
+    return std::nullopt;
+  };
+  if (r->is(Op::RANGE) && r->numSrc()) return maxOf(r->src(0)); // vmax = bound.vmax - 1
+  if (std::optional<int64_t> m = maxOf(r)) return *m + 1;
+  return std::nullopt;
 }
 
 /// Static product and the multiset of symbolic dims, for comparing element counts.
@@ -191,8 +199,9 @@ ShapeOr movementShape(const UOp *u, const Shape &ps) {
       if (!a[k].isInt() || a[k].getInt() < 0 || size_t(a[k].getInt()) >= ps.size())
         return ShapeOr::err("UNSHARD axis " + a[k].toString() + " out of range for " + shapeStr(ps));
       Dim &d = out[a[k].getInt()];
-      if (!d.isStatic()) return ShapeOr::err("UNSHARD of a symbolic axis");
-      d.value *= extent(u->src(k + 1));
+      std::optional<int64_t> n = extent(u->src(k + 1));
+      if (!d.isStatic() || !n) return ShapeOr::err("UNSHARD axis " + std::to_string(k) + " has no static size");
+      d.value *= *n;
     }
     return out;
   }
@@ -310,7 +319,11 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     ShapeOr x = srcShape(0, true);
     if (!x.shape) return x;
     Shape out;
-    for (size_t i = 1; i < u->numSrc(); ++i) out.push_back(Dim{extent(u->src(i)), nullptr});
+    for (size_t i = 1; i < u->numSrc(); ++i) {
+      std::optional<int64_t> n = extent(u->src(i));
+      if (!n) return ShapeOr::err("STAGE range " + nodeName(u->src(i)) + " has no static size");
+      out.push_back(Dim{*n, nullptr});
+    }
     out.insert(out.end(), x.shape->begin(), x.shape->end());
     return out;
   }
