@@ -70,8 +70,8 @@ Status verifyGraph(const Graph &g, const VerifyOptions &opts) {
   if (errs.empty()) return Status::success();
   Diagnostic d = errs.front();
   if (errs.size() > 1) {
-    bool capped = errs.size() >= opts.maxErrors;
-    d.notes.push_back(std::to_string(errs.size() - 1) + (capped ? " or more" : "") + " more violation" +
+    bool capped = errs.size() >= opts.maxErrors; // verify stopped looking
+    d.notes.push_back((capped ? "at least " : "") + std::to_string(errs.size() - 1) + " more violation" +
                       (errs.size() > 2 ? "s" : "") + " found");
   }
   return d;
