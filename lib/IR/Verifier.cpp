@@ -3,8 +3,9 @@
 // Mirrors tinygrad's type_verify (tinygrad/uop/spec.py): every node reachable
 // from the roots is checked against the rules of VerifierRules.cpp. The rule
 // set depends on where the node sits: nodes of a kernel body (under a SINK
-// whose arg is a KernelInfo, usually reached as a CALL's src[0]) get the
-// kernel rules, all others the tensor / kernel-graph rules.
+// whose arg is a KernelInfo, usually reached as a CALL's src[0], or in the
+// LINEAR listing of a PROGRAM) get the kernel rules, all others the tensor /
+// kernel-graph rules.
 //
 //===----------------------------------------------------------------------===//
 #include "IR/Verifier.h"
@@ -29,23 +30,21 @@ std::string nodeRef(const UOp *u) {
 
 std::vector<Diagnostic> verify(std::span<const UOp *const> roots, const VerifyOptions &opts) {
   using namespace verifier;
-  // Regions: walk from the roots without entering kernel bodies, then walk the bodies.
-  std::vector<const UOp *> order, kernelSinks;
+  // Regions flow from users to sources: a kernel SINK starts a kernel body, and
+  // so does the LINEAR listing of a PROGRAM (src[1]); everything below a kernel
+  // node is kernel. Visiting users first (reverse toposort) settles a node's
+  // region before its sources inherit it.
+  std::vector<const UOp *> order = toposort(roots);
   std::unordered_map<const UOp *, uint8_t> region;
-  ToposortOptions outer;
-  outer.gate = [](const UOp *u) { return !isKernelSink(u); };
-  for (const UOp *u : toposort(roots, outer)) {
-    if (isKernelSink(u)) {
-      kernelSinks.push_back(u);
-      continue;
+  for (const UOp *r : roots) region[r] |= isKernelSink(r) ? Kernel : Outer;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UOp *u = *it;
+    uint8_t r = region[u];
+    for (size_t i = 0; i < u->numSrc(); ++i) {
+      const UOp *s = u->src(i);
+      bool startsKernel = isKernelSink(s) || (u->is(Op::PROGRAM) && i == 1 && s->is(Op::LINEAR));
+      region[s] |= (r & Kernel) | ((r & Outer) ? (startsKernel ? Kernel : Outer) : 0);
     }
-    region[u] |= Outer;
-    order.push_back(u);
-  }
-  for (const UOp *u : toposort(kernelSinks)) {
-    uint8_t &r = region[u];
-    if (!r) order.push_back(u);
-    r |= Kernel;
   }
 
   std::vector<Diagnostic> out;

@@ -73,14 +73,18 @@ constexpr OpSet kOuterOps =
           SPECIAL, REDUCE, COPY, ALLREDUCE, UNSHARD, MSELECT, MSTACK, DETACH, CONTIGUOUS, CONTIGUOUS_BACKWARD,
           STAGE, LINEAR, SOURCE, BINARY, PROGRAM};
 /// Tensor-level ops that have no meaning inside a kernel body.
-constexpr OpSet kTensorOnlyOps{COPY,   CONTIGUOUS, CONTIGUOUS_BACKWARD, DETACH, ALLREDUCE, MSELECT, MSTACK, STAGE,
-                               FUNCTION, TUPLE,    GETTUPLE,            LINEAR, PROGRAM,   SOURCE,  BINARY, CUSTOM_FUNCTION};
+constexpr OpSet kTensorOnlyOps{COPY,     CONTIGUOUS, CONTIGUOUS_BACKWARD, DETACH,  ALLREDUCE, MSELECT, MSTACK,
+                               STAGE,    FUNCTION,   TUPLE,               GETTUPLE, PROGRAM,  SOURCE,  BINARY,
+                               CUSTOM_FUNCTION};
+/// Program-level control flow (spec_program): only in kernels, after linearization.
+constexpr OpSet kProgramOps{IF, ENDIF};
 
 std::string outerOpAllowed(const UOp *u) {
+  if (u->isIn(kProgramOps)) return "program-level op is not allowed outside a kernel";
   return kOuterOps.contains(u->op()) ? "" : "op is not allowed outside a kernel body";
 }
 std::string kernelOpAllowed(const UOp *u) {
-  if (!kOuterOps.contains(u->op())) return "op is not allowed in a kernel body";
+  if (!kOuterOps.contains(u->op()) && !u->isIn(kProgramOps)) return "op is not allowed in a kernel body";
   return kTensorOnlyOps.contains(u->op()) ? "tensor-level op is not allowed in a kernel body" : "";
 }
 
@@ -100,6 +104,8 @@ std::string srcCount(const UOp *u) {
   if (u->is(LOAD)) return n == 1 || n == 3 ? "" : "expects (index) or (index, alt, gate), got " + std::to_string(n) + " sources";
   if (u->is(STORE)) return n == 2 || n == 3 ? "" : "expects (target, value) or (target, value, gate), got " + std::to_string(n) + " sources";
   if (u->is(PROGRAM)) return n >= 1 && n <= 4 ? "" : "expects 1 to 4 sources, got " + std::to_string(n);
+  if (u->is(IF)) return exactly(2);
+  if (u->is(ENDIF)) return exactly(1);
   return "";
 }
 
@@ -317,6 +323,12 @@ std::string loadOperands(const UOp *u) {
   return "";
 }
 
+std::string ifSrcs(const UOp *u) {
+  if (!u->src(0)->dtype().isBool()) return "the gate must be bool, got " + dt(u->src(0)->dtype());
+  return u->src(1)->isIn({CAST, INDEX, SHRINK}) ? "" : "the second source must be the gated INDEX, got " + on(u->src(1));
+}
+std::string endifSrc(const UOp *u) { return u->src(0)->is(IF) ? "" : "closes " + on(u->src(0)) + ", not an IF"; }
+
 // --- calls ----------------------------------------------------------------------
 
 std::string callInfo(const UOp *u) {
@@ -469,6 +481,8 @@ const Rule kRules[] = {
     {"store-target", {STORE}, Kernel, storeTargetKernel},
     {"store-gate", {STORE}, AnyRegion, storeGate},
     {"load-operands", {LOAD}, AnyRegion, loadOperands},
+    {"if-srcs", {IF}, Kernel, ifSrcs},
+    {"endif-src", {ENDIF}, Kernel, endifSrc},
     {"call-info", {CALL, FUNCTION}, AnyRegion, callInfo},
     {"call-body", {CALL}, AnyRegion, callBody},
     {"function-body", {FUNCTION}, AnyRegion, functionBody},

@@ -18,8 +18,9 @@
 namespace tgc::verifier {
 
 /// Where a node sits: outside kernel bodies (the tensor graph, the graph of
-/// CALLs, LINEAR schedules) or inside a kernel body (under a SINK whose arg is
-/// a KernelInfo). A node shared by both gets the rules of both.
+/// CALLs, LINEAR schedules) or inside a kernel (under a SINK whose arg is a
+/// KernelInfo, or a PROGRAM's LINEAR listing). A node shared by both gets the
+/// rules of both.
 enum Region : uint8_t { Outer = 1, Kernel = 2, AnyRegion = Outer | Kernel };
 
 struct Rule {

@@ -76,7 +76,9 @@ TEST_CASE("verify: valid graphs have no violations") {
 TEST_CASE("verify: rule op-allowed") {
   Fixture t;
   const UOp *ifu = t.ctx.get(IF, V, {t.lt(), t.f});
-  CHECK(violation(t.sink({ifu})) == "'IF' " + ref(ifu) + " void: op is not allowed outside a kernel body (rule: op-allowed)");
+  CHECK(violation(t.sink({ifu})) == "'IF' " + ref(ifu) + " void: program-level op is not allowed outside a kernel (rule: op-allowed)");
+  const UOp *w = t.ctx.get(WAIT, V, {});
+  CHECK(violation(t.sink({w})) == "'WAIT' " + ref(w) + " void: op is not allowed outside a kernel body (rule: op-allowed)");
   const UOp *c = t.ctx.get(CONTIGUOUS, F32, {param(t.ctx, 0, F32, {8})});
   CHECK(violation(kernelCall(t.ctx, {c})) ==
         "'CONTIGUOUS' " + ref(c) + " float32: tensor-level op is not allowed in a kernel body (rule: op-allowed)");
@@ -260,6 +262,25 @@ TEST_CASE("verify: rule load-operands") {
   const UOp *idx = t.ctx.get(INDEX, F32, {p, range(t.ctx, 8, 0)});
   const UOp *l2 = t.ctx.get(LOAD, F32, {idx, t.ctx.constInt(0, I32), t.ctx.constBool(true)});
   CHECK(violation(kernelCall(t.ctx, {l2})).ends_with("the alternative is int32, expected float32 (rule: load-operands)"));
+}
+
+TEST_CASE("verify: rules if-srcs and endif-src, in a PROGRAM's listing") {
+  Fixture t;
+  const UOp *p = param(t.ctx, 0, F32, {8});
+  const UOp *i = t.ctx.get(SPECIAL, I32, {t.ctx.constInt(8, I32)}, Value::string("gidx0"));
+  const UOp *idx = t.ctx.get(INDEX, F32, {p, i});
+  const UOp *gate = t.ctx.get(CMPLT, B, {i, t.ctx.constInt(4, I32)});
+  const UOp *ifu = t.ctx.get(IF, V, {gate, idx});
+  const UOp *st = t.ctx.get(STORE, V, {idx, t.ctx.constFloat(1.0, F32)});
+  const UOp *sink = t.ctx.get(SINK, V, {st}, kernelInfo());
+  auto program = [&](std::vector<const UOp *> listing) {
+    return t.ctx.get(PROGRAM, V, {sink, t.ctx.get(LINEAR, V, std::move(listing))});
+  };
+  CHECK(errors(program({p, i, idx, gate, ifu, st, t.ctx.get(ENDIF, V, {ifu})})).empty());
+  const UOp *badIf = t.ctx.get(IF, V, {i, idx});
+  CHECK(violation(program({badIf})) == "'IF' " + ref(badIf) + " void: the gate must be bool, got int32 (rule: if-srcs)");
+  const UOp *badEnd = t.ctx.get(ENDIF, V, {st});
+  CHECK(violation(program({badEnd})) == "'ENDIF' " + ref(badEnd) + " void: closes STORE void, not an IF (rule: endif-src)");
 }
 
 TEST_CASE("verify: rules call-info, call-body, function-body, gettuple-index") {
