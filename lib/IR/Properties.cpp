@@ -51,8 +51,8 @@ ShapeOr asShape(const UOp *u) {
       out.push_back(Dim{e->arg().getInt(), nullptr});
       return "";
     }
-    if (!e->is(Op::NOOP) && !e->dtype().isInt())
-      return "shape entry " + nodeName(e) + " must be an int, got " + std::string(e->dtype().name());
+    if (!e->is(Op::NOOP) && !(e->dtype() && e->dtype().isInt()))
+      return "shape entry " + nodeName(e) + " must be an int, got " + std::string(e->dtype() ? e->dtype().name() : "no dtype");
     out.push_back(Dim{0, e});
     return "";
   };
@@ -111,12 +111,22 @@ std::optional<int64_t> extent(const UOp *r) {
   return std::nullopt;
 }
 
-/// Static product and the multiset of symbolic dims, for comparing element counts.
-std::pair<int64_t, std::multiset<const UOp *>> volume(const Shape &s) {
-  std::pair<int64_t, std::multiset<const UOp *>> v{1, {}};
+/// Overflow-checked arithmetic on sizes: hostile inputs must not be UB.
+std::optional<int64_t> mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+}
+bool sumExceeds(int64_t a, int64_t b, int64_t limit) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) || r > limit;
+}
+
+/// Static product (nullopt on overflow) and the multiset of symbolic dims, for comparing element counts.
+std::pair<std::optional<int64_t>, std::multiset<const UOp *>> volume(const Shape &s) {
+  std::pair<std::optional<int64_t>, std::multiset<const UOp *>> v{1, {}};
   for (const Dim &d : s) {
-    if (d.isStatic()) v.first *= d.value;
-    else v.second.insert(d.sym);
+    if (!d.isStatic()) v.second.insert(d.sym);
+    else if (v.first) v.first = mul(*v.first, d.value);
   }
   return v;
 }
@@ -139,7 +149,7 @@ ShapeOr movementShape(const UOp *u, const Shape &ps) {
     auto [pn, psyms] = volume(ps);
     auto [mn, msyms] = volume(*m.shape);
     // With different symbols on the two sides the counts cannot be compared statically.
-    if (psyms == msyms && pn != mn) return ShapeOr::err("bad reshape: " + shapeStr(ps) + " -> " + shapeStr(*m.shape));
+    if (psyms == msyms && (!pn || !mn || *pn != *mn)) return ShapeOr::err("bad reshape: " + shapeStr(ps) + " -> " + shapeStr(*m.shape));
     return m;
   }
   case Op::PERMUTE: {
@@ -173,7 +183,7 @@ ShapeOr movementShape(const UOp *u, const Shape &ps) {
       // Bounds involving a symbol are assumed to hold (tinygrad's resolve default).
       if (o.isStatic() && o.value < 0) return bad();
       if (sz.isStatic() && sz.value < 0) return bad();
-      if (o.isStatic() && sz.isStatic() && s.isStatic() && (pad ? o.value + s.value > sz.value : o.value + sz.value > s.value))
+      if (o.isStatic() && sz.isStatic() && s.isStatic() && (pad ? sumExceeds(o.value, s.value, sz.value) : sumExceeds(o.value, sz.value, s.value)))
         return bad();
     }
     return *sizes.shape;
@@ -200,8 +210,9 @@ ShapeOr movementShape(const UOp *u, const Shape &ps) {
         return ShapeOr::err("UNSHARD axis " + a[k].toString() + " out of range for " + shapeStr(ps));
       Dim &d = out[a[k].getInt()];
       std::optional<int64_t> n = extent(u->src(k + 1));
-      if (!d.isStatic() || !n) return ShapeOr::err("UNSHARD axis " + std::to_string(k) + " has no static size");
-      d.value *= *n;
+      std::optional<int64_t> size = d.isStatic() && n ? mul(d.value, *n) : std::nullopt;
+      if (!size) return ShapeOr::err("UNSHARD axis " + std::to_string(k) + " has no static size");
+      d.value = *size;
     }
     return out;
   }
@@ -211,16 +222,18 @@ ShapeOr movementShape(const UOp *u, const Shape &ps) {
 
 /// BITCAST between itemsizes rescales the last dim.
 ShapeOr bitcastShape(const UOp *u, const Shape &ps) {
+  if (!u->dtype() || !u->src(0)->dtype()) return ShapeOr::err("BITCAST with an unknown dtype");
   int in = u->src(0)->dtype().itemsize(), out = u->dtype().itemsize();
   if (in == out || ps.empty()) return ps;
   Shape s = ps;
   Dim &last = s.back();
   if (out == 0) return ShapeOr::err("BITCAST to a zero-size dtype");
   if (last.isStatic()) {
-    if (last.value * in % out) return ShapeOr::err("unsupported size in bitcast: " + shapeStr(ps) + " of " +
+    std::optional<int64_t> bytes = mul(last.value, in);
+    if (!bytes || *bytes % out) return ShapeOr::err("unsupported size in bitcast: " + shapeStr(ps) + " of " +
                                                    std::string(u->src(0)->dtype().name()) + " to " +
                                                    std::string(u->dtype().name()));
-    last.value = last.value * in / out;
+    last.value = *bytes / out;
     return s;
   }
   Context &ctx = u->context();
@@ -247,7 +260,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     return ShapeOr::none();
   case CALL:
   case INS:
-    if (u->dtype().isVoid()) return ShapeOr::none();
+    if (!u->dtype() || u->dtype().isVoid()) return ShapeOr::none();
     return Shape{};
   case NOOP:
     return u->numSrc() ? srcShape(0, false) : ShapeOr::none();
@@ -309,7 +322,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
   }
   case CUSTOM:
   case CUSTOMI: {
-    if (u->dtype().isVoid()) return ShapeOr::none();
+    if (!u->dtype() || u->dtype().isVoid()) return ShapeOr::none();
     std::vector<const Shape *> ins;
     for (const UOp *s : u->src())
       if (props(s).shape) ins.push_back(&*props(s).shape);
@@ -372,7 +385,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     }
     return broadcast(ins);
   }
-  return ShapeOr::err("no shape handling for " + std::string(opName(u->op())) + " with " + std::string(u->dtype().name()));
+  return ShapeOr::err("no shape handling for " + std::string(opName(u->op())));
 }
 
 Value deviceField(const Value &arg) {

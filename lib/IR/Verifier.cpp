@@ -48,6 +48,11 @@ std::vector<Diagnostic> verify(std::span<const UOp *const> roots, const VerifyOp
   }
 
   std::vector<Diagnostic> out;
+  // The rules read the dtypes of sources; a node without one is reported alone.
+  for (const UOp *u : order)
+    if (!u->dtype() && out.size() < opts.maxErrors)
+      out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) + ": has no dtype (rule: dtype-known)"));
+  if (!out.empty()) return out;
   for (const UOp *u : order) {
     uint8_t r = region[u];
     for (const Rule &rule : rules()) {
@@ -55,7 +60,7 @@ std::vector<Diagnostic> verify(std::span<const UOp *const> roots, const VerifyOp
       std::string what = rule.check(u);
       if (what.empty()) continue;
       out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) + " " +
-                                          std::string(u->dtype() ? u->dtype().name() : "?") + ": " + what +
+                                          std::string(u->dtype().name()) + ": " + what +
                                           " (rule: " + std::string(rule.name) + ")"));
       break; // one violation per node: later rules may rely on what this one checks
     }

@@ -401,3 +401,19 @@ TEST_CASE("verify: diagnostics are located, counted and capped") {
   g.roots = {t.sink({t.f})};
   CHECK(verifyGraph(g).ok());
 }
+
+TEST_CASE("verify: malformed nodes give diagnostics, not crashes") {
+  Fixture t;
+  const UOp *nodt = t.ctx.get(ADD, DType(), {t.f, t.g});
+  CHECK(violation(t.sink({t.ctx.get(WHERE, F32, {nodt, t.f, t.g})})) == "'ADD' " + ref(nodt) + ": has no dtype (rule: dtype-known)");
+  // Wrong source counts stop the node's other rules (which would read missing sources).
+  for (Op op : {WHERE, CMPLT, CAST, RANGE, BUFFER, PARAM, INDEX, STORE, LOAD, AFTER, CALL, GETTUPLE, PAD, RESHAPE, UNSHARD}) {
+    const UOp *u = t.ctx.get(op, F32, {});
+    std::vector<std::string> e = errors(t.sink({u}));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].find("(rule: src-count)") != std::string::npos);
+  }
+  // Huge sizes do not overflow silently.
+  const UOp *big = reshape(t.ctx, buffer(t.ctx, 9, F32, int64_t(1) << 62), {int64_t(1) << 62, 4});
+  CHECK(violation(t.sink({big})).ends_with("(rule: shape-derivable)"));
+}
