@@ -147,7 +147,6 @@ bool Parser::parseNode(Context &ctx, const UOp *&out) {
   if (!expectLineEnd("the definition of %" + name)) return false;
 
   const UOp *u = ctx.get(*op, dt, std::move(src), std::move(arg), std::move(tag));
-#ifdef TGC_HAVE_SHAPES
   if (shapePos) {
     // Checked only where a shape is derivable: void nodes and ill-formed ones have none to compare with.
     if (const Shape *s = u->shape()) {
@@ -162,7 +161,6 @@ bool Parser::parseNode(Context &ctx, const UOp *&out) {
       }
     }
   }
-#endif
   ctx.setLocation(u, location(def));
   scope_.emplace(name, NameDef{u, def});
   out = u;

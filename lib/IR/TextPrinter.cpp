@@ -72,10 +72,8 @@ private:
     }
     if (!argText.empty()) out_ += " " + argText;
     if (!u->tag().isNone()) out_ += " tag=" + u->tag().toString(&nameOf_);
-#ifdef TGC_HAVE_SHAPES
     if (opts_.shapes)
       if (const Shape *s = u->shape()) out_ += " : " + shapeStr(*s);
-#endif
     out_ += "\n";
   }
 
