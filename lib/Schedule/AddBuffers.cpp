@@ -26,7 +26,7 @@ struct SlotCounter {
 } // namespace
 
 static std::vector<const UOp *> sortedRanges(std::vector<const UOp *> rs) {
-  std::stable_sort(rs.begin(), rs.end(), [](const UOp *a, const UOp *b) { return rangeAxisId(a) < rangeAxisId(b); });
+  std::sort(rs.begin(), rs.end(), [](const UOp *a, const UOp *b) { return rangeAxisId(a) < rangeAxisId(b); });
   return rs;
 }
 

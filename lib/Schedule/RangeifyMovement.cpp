@@ -84,7 +84,7 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
     // in = [rngs[j] for j in argsort(arg)]
     std::vector<size_t> order(marg.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return marg[a] < marg[b]; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return marg[a] < marg[b]; });
     for (size_t j : order) out.push_back(rngs.at(j));
     return out;
   }
