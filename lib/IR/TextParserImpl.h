@@ -148,6 +148,7 @@ private:
   bool parseShapeAnnotation(std::vector<std::optional<int64_t>> &dims);
   bool parseBuffer(Graph &g);
   bool parseAttributes(Graph &g);
+  bool parseBufferMap(Graph &g);
   bool parseRoots(Graph &g);
   bool isTagKeyword() const {
     if (!startsWith("tag")) return false;
