@@ -164,6 +164,8 @@ private:
   unsigned line_;
   std::optional<Diagnostic> error_;
   std::unordered_map<std::string, NameDef> scope_; ///< names of the current block
+  static constexpr unsigned kMaxValueDepth = 200;
+  unsigned depth_ = 0; ///< current nesting of parseValue
 };
 
 

@@ -137,6 +137,9 @@ TEST_CASE("text values: malformed values are diagnosed at their column") {
   CHECK(err("%x") == "1: use of undefined name %x");
   CHECK(err("1 2") == "3: unexpected '2' after the value");
   CHECK(err("!") == "1: malformed value: expected a value, found '!'");
+  // Deep nesting is an error, not a stack overflow.
+  CHECK(err(std::string(100000, '[')) == "201: malformed value: nested more than 200 levels deep");
+  CHECK(parseValue(std::string(150, '[') + std::string(150, ']')).ok());
 }
 
 TEST_CASE("text: a hand-written graph parses into the nodes it spells") {
