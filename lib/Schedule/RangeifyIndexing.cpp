@@ -91,11 +91,9 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
   generateRealizeMap(tsink, ctx);
 
   // the consumer map, over the graph with kernel bodies gated off
-  ToposortOptions o;
-  o.gate = [](const UOp *x) {
+  std::vector<const UOp *> topo = toposortGated(tsink, [](const UOp *x) {
     return !(x->is(Op::LINEAR) || (x->is(Op::SINK) && x->arg().isObj("KernelInfo")));
-  };
-  std::vector<const UOp *> topo = toposort(tsink, o);
+  });
   std::unordered_map<const UOp *, std::vector<const UOp *>> consumers;
   for (const UOp *x : topo) consumers.try_emplace(x);
   for (const UOp *u : topo)

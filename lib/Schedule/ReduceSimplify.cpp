@@ -149,12 +149,10 @@ static const UOp *reduceCollapse(const UOp *red, const UOp *u) {
   RangeCache rc;
   for (size_t i = 1; i < red->numSrc(); ++i) {
     const UOp *r = red->src(i);
-    ToposortOptions o;
-    o.gate = [&](const UOp *x) {
+    std::vector<const UOp *> included = toposortGated(u, [&](const UOp *x) {
       const std::vector<const UOp *> &rs = rc.ranges(x);
       return std::find(rs.begin(), rs.end(), r) != rs.end();
-    };
-    std::vector<const UOp *> included = toposort(u, o);
+    });
     std::unordered_set<const UOp *> inc(included.begin(), included.end());
     for (const UOp *x : included)
       if (x->is(Op::STORE) || x->is(Op::REDUCE)) return nullptr;

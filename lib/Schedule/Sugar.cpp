@@ -500,6 +500,28 @@ bool inBackwardSlice(const UOp *needle, const UOp *root, bool enterCalls) {
   return found;
 }
 
+std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
+                                       bool enterCalls) {
+  std::vector<const UOp *> out;
+  std::unordered_set<const UOp *> done;
+  std::vector<std::pair<const UOp *, bool>> stack{{root, false}};
+  while (!stack.empty()) {
+    auto [node, visited] = stack.back();
+    stack.pop_back();
+    if (done.count(node)) continue;
+    if (visited) {
+      done.insert(node);
+      out.push_back(node);
+      continue;
+    }
+    if (!gate(node)) continue;
+    stack.emplace_back(node, true);
+    bool skipBody = !enterCalls && (node->is(Op::CALL) || node->is(Op::FUNCTION));
+    for (size_t i = node->numSrc(); i-- > (skipBody ? 1 : 0);) stack.emplace_back(node->src(i), false);
+  }
+  return out;
+}
+
 // ---- ranges ------------------------------------------------------------------
 
 std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {

@@ -176,6 +176,10 @@ bool deviceStartsWith(const UOp *u, std::initializer_list<std::string_view> pref
 /// tinygrad's broadcast_axes(src_shape, out_shape).
 std::vector<size_t> broadcastAxes(const IShape &src, const IShape &out);
 bool inBackwardSlice(const UOp *needle, const UOp *root, bool enterCalls = false);
+/// tinygrad's UOp.toposort(gate): a node for which gate() is false is neither
+/// descended into nor listed (unlike tgc::toposort, which lists it).
+std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
+                                       bool enterCalls = true);
 
 /// tinygrad's `ranges` / `ended_ranges`, memoized per node. The lists keep
 /// tinygrad's dict order (sources left to right).
