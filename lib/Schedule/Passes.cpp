@@ -96,9 +96,10 @@ void registerSchedulePasses() {
   const std::vector<std::string> kernelGraphSteps = {"rangeify-early", "copy-to-store", "rangeify", "rangeify-cleanup",
                                                      "limit-bufs",     "add-buffers",   "split-kernels"};
   r.add({"kernel-graph", "get_kernel_graph: all rangeify steps, function body -> kernel graph",
-         [kernelGraphSteps] { return std::make_unique<PipelinePass>(kernelGraphSteps); }});
+         [kernelGraphSteps] { return std::make_unique<PipelinePass>(kernelGraphSteps); }, kernelGraphSteps});
+  const std::vector<std::string> scheduleSteps = {"callify", "kernel-graph", "access", "linearize"};
   r.add({"schedule", "the whole scheduling pipeline: callify, kernel-graph, access, linearize",
-         [] { return std::make_unique<PipelinePass>(std::vector<std::string>{"callify", "kernel-graph", "access", "linearize"}); }});
+         [scheduleSteps] { return std::make_unique<PipelinePass>(scheduleSteps); }, scheduleSteps});
 }
 
 } // namespace tgc
