@@ -47,7 +47,7 @@ static const UOp *bufferizeToStore(SlotCounter &ctr, const UOp *x, const UOp *id
   Context &ctx = x->context();
   int64_t size = prod(shapeOf(x));
   DType dt = strongDType(x->dtype());
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   std::vector<const UOp *> rngs = sortedRanges(rc.ranges(idx));
   if (size <= 0) fail(x, "no zero sized buffers");
 
@@ -136,6 +136,7 @@ static const PatternMatcher &addBuffersPM() {
 }
 
 const UOp *addBuffersPass(const UOp *sink) {
+  RangeScope scope;
   SlotCounter ctr;
   int64_t maxSlot = -1;
   for (const UOp *x : toposort(sink)) {

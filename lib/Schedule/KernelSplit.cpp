@@ -113,7 +113,7 @@ static const PatternMatcher &kernelBodyPM() {
              std::vector<const UOp *> keep;
              for (const UOp *x : rngs)
                if (std::find(backedge.begin(), backedge.end(), x) == backedge.end()) keep.push_back(x);
-             RangeCache rc;
+             RangeCache &rc = rangeCache();
              std::vector<const UOp *> src{r->src(0)};
              for (const UOp *x : rc.rangesOf(keep)) src.push_back(x);
              src.insert(src.end(), backedge.begin(), backedge.end());
@@ -132,7 +132,7 @@ static const PatternMatcher &kernelBodyPM() {
 }
 
 static const UOp *splitStore(const UOp *x) {
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   for (const UOp *r : rc.ranges(x))
     if (rangeAxisType(r) != "DEVICE") return nullptr; // open ranges: not closed yet
   const UOp *st = x->is(Op::END) ? x->src(0) : x;
@@ -151,6 +151,7 @@ static const UOp *stripZeroOffsetShrink(const UOp *x) {
 }
 
 const UOp *splitKernelsPass(const UOp *sink) {
+  RangeScope scope;
   static const PatternMatcher split({
       rule(UPat(OpSet{Op::STORE, Op::END}).named("x"), [](Match &m) { return splitStore(m["x"]); }),
   });
@@ -176,6 +177,7 @@ const UOp *splitKernelsPass(const UOp *sink) {
 }
 
 const UOp *kernelGraph(const UOp *sink) {
+  RangeScope scope;
   const UOp *t = earliestRewritesPass(sink);
   t = copyToStorePass(t);
   t = runRangeify(t);

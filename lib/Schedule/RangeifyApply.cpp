@@ -146,6 +146,7 @@ struct SinkDevice {
 } // namespace
 
 const UOp *runRangeify(const UOp *sink) {
+  RangeScope scope;
   IndexingContext ctx;
   assignRanges(sink, ctx);
   const UOp *out = rewrite(sink, applyRangeifyPM(), ctx, preOrder());

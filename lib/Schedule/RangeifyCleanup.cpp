@@ -32,7 +32,7 @@ static const UOp *cleanupDeadAxes(const UOp *b) {
   IShape bs = shapeOf(b), re;
   std::vector<const UOp *> newRng{src};
   bool hit = false;
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   const std::vector<const UOp *> &live = rc.ranges(src);
   for (size_t i = 1; i < b->numSrc() && i - 1 < bs.size(); ++i) {
     const UOp *rng = b->src(i);
@@ -61,7 +61,7 @@ static const UOp *removeNoopBufferize(const UOp *idx, const UOp *b2) {
 // after_all_invalid: every STORE behind the AFTER writes Invalid over the whole buffer.
 static bool afterAllInvalid(const UOp *after) {
   const UOp *buf = bufUop(after->src(0));
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   for (size_t i = 1; i < after->numSrc(); ++i) {
     const UOp *s = after->src(i);
     if (!s->is(Op::END)) return false;
@@ -167,6 +167,7 @@ const PatternMatcher &removeBufferizePM() {
 }
 
 const UOp *cleanupPass(const UOp *sink) {
+  RangeScope scope;
   static const PatternMatcher pm = symbolic() + reduceSimplify() + constBufferFolding() + removeBufferizePM();
   return rewrite(sink, pm);
 }
@@ -208,7 +209,7 @@ static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
   auto it = maxBufs.find(device);
   if (it == maxBufs.end()) return nullptr;
   if (bufsOf(ctx, root).size() <= it->second - 1) return nullptr; // -1 for the output buffer
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   std::vector<const UOp *> srcs;
   for (const UOp *s : root->src()) {
     if (s->isIn(group::Elementwise) && !s->device().isNone()) {
@@ -233,6 +234,7 @@ static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
 }
 
 const UOp *limitBufsPass(const UOp *sink) {
+  RangeScope scope;
   static const PatternMatcher pm({
       rule(UPat(group::Binary | group::Ternary).named("root"),
            [](Match &m) { return limitBufs(m.ctx<LimitBufsContext>(), m["root"]); }),

@@ -54,7 +54,7 @@ static const UOp *splitReduceop(const UOp *reduce, const UOp *x) {
     rngs = applyMovementOp(cur, rngs);
     cur = cur->src(0);
   }
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   std::vector<int64_t> live;
   for (const UOp *r : rc.rangesOf(rngs)) live.push_back(rangeAxisId(r));
   int64_t nred = reduce->arg()[1].getInt();
@@ -245,6 +245,7 @@ static const UOp *copyToStore(SlotCounter &ctr, const UOp *copy, const UOp *exis
 }
 
 const UOp *copyToStorePass(const UOp *sink) {
+  RangeScope scope;
   static const PatternMatcher pm({
       rule(UPat(Op::STORE).src({var("existing_buf"), UPat(Op::COPY).named("copy")}),
            [](Match &m) { return copyToStore(m.ctx<SlotCounter>(), m["copy"], m["existing_buf"]); }),
@@ -254,6 +255,9 @@ const UOp *copyToStorePass(const UOp *sink) {
   return rewrite(sink, pm, ctr, preOrder());
 }
 
-const UOp *earliestRewritesPass(const UOp *sink) { return rewrite(sink, earliestRewrites(), preOrder()); }
+const UOp *earliestRewritesPass(const UOp *sink) {
+  RangeScope scope;
+  return rewrite(sink, earliestRewrites(), preOrder());
+}
 
 } // namespace tgc::rangeify

@@ -123,7 +123,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
       if (rm == ctx.rangeMap.end() || !u->isIn(group::Broadcastable)) continue;
       for (size_t i : broadcastAxes(shapeOf(x), shapeOf(u))) ended.push_back(rm->second.first.at(i));
     }
-    std::vector<const UOp *> broadcastEnding = ctx.rc.rangesOf(ended);
+    std::vector<const UOp *> broadcastEnding = rangeCache().rangesOf(ended);
     // fusion decision: REDUCE before the broadcast
     if (x->is(Op::REDUCE)) end.insert(end.end(), broadcastEnding.begin(), broadcastEnding.end());
 
@@ -201,7 +201,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
     if (x->is(Op::EXPAND)) {
       size_t nNew = std::min(mopShape(x).size(), out.size());
       std::vector<const UOp *> newAxes(out.begin(), out.begin() + nNew);
-      std::vector<const UOp *> r = ctx.rc.rangesOf(newAxes);
+      std::vector<const UOp *> r = rangeCache().rangesOf(newAxes);
       end.insert(end.end(), r.begin(), r.end());
     }
     if (x->is(Op::REDUCE) && x->arg().isSequence() && x->arg().size() == 2 && x->arg()[1].isInt() &&

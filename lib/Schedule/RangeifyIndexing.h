@@ -23,7 +23,6 @@ struct IndexingContext {
   /// node -> (input ranges, output ranges)
   std::unordered_map<const UOp *, std::pair<std::vector<const UOp *>, std::vector<const UOp *>>> rangeMap;
   int64_t rangeIdx = 0;
-  RangeCache rc;
 
   /// A fresh RANGE of `size` (CONST 0 for size 1).
   const UOp *newRange(Context &ctx, int64_t size, std::string_view axisType = "WEAK");

@@ -56,7 +56,7 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
   const UOp *s = symSimplify(sink(ctx, rngs));
   // swap the ranges for PLACEHOLDER copies so that the simplification only
   // sees their bounds (tinygrad caches the result on the placeholders)
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   std::unordered_map<const UOp *, const UOp *> toPlaceholder, back;
   std::vector<const UOp *> rs = rc.ranges(s);
   for (size_t i = 0; i < rs.size(); ++i) {
@@ -72,6 +72,7 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
 
 std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
                                        const std::vector<const UOp *> &rngs) {
+  RangeScope scope;
   std::vector<const UOp *> out;
   switch (op) {
   case Op::SHRINK:
@@ -115,6 +116,7 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 }
 
 std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
+  RangeScope scope;
   IShape inShape = shapeOf(mop->src(0));
   std::vector<int64_t> marg;
   switch (mop->op()) {

@@ -20,7 +20,7 @@ namespace tgc::rangeify {
 static const UOp *reduceUnparented(const UOp *red) {
   std::string op = red->arg()[0].str();
   if (op != "ADD" && op != "MAX" && op != "MUL") return nullptr;
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   const std::vector<const UOp *> &used = rc.ranges(red->src(0));
   std::vector<const UOp *> parented{red->src(0)}, unparented;
   for (size_t i = 1; i < red->numSrc(); ++i) {
@@ -146,7 +146,7 @@ static const PatternMatcher &reduceCollapsePM() {
 // reduce_collapse: abstract everything not depending on the range into
 // variables, collapse the sum symbolically, and substitute back.
 static const UOp *reduceCollapse(const UOp *red, const UOp *u) {
-  RangeCache rc;
+  RangeCache &rc = rangeCache();
   for (size_t i = 1; i < red->numSrc(); ++i) {
     const UOp *r = red->src(i);
     std::vector<const UOp *> included = toposortGated(u, [&](const UOp *x) {

@@ -522,7 +522,23 @@ std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool
   return out;
 }
 
-// ---- ranges ------------------------------------------------------------------
+// ---- ranges ----
+
+static thread_local RangeCache *currentRangeCache = nullptr;
+
+RangeScope::RangeScope() {
+  if (!currentRangeCache) {
+    own_ = std::make_unique<RangeCache>();
+    currentRangeCache = own_.get();
+  }
+}
+RangeScope::~RangeScope() {
+  if (own_) currentRangeCache = nullptr;
+}
+RangeCache &rangeCache() {
+  if (!currentRangeCache) fail(nullptr, "internal error: ranges queried outside of a RangeScope");
+  return *currentRangeCache;
+}--------------------------------------------------------------
 
 std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {
   size_t start;

@@ -18,6 +18,7 @@
 #include "IR/UOp.h"
 #include "IR/UOpBuilder.h"
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -194,5 +195,21 @@ private:
   const std::vector<const UOp *> &innerRanges(const UOp *u);
   std::unordered_map<const UOp *, std::vector<const UOp *>> inner_, full_;
 };
+
+/// Makes one RangeCache current while a pass runs, so that every node's
+/// ranges are computed once (nodes are immutable, so the answers stay valid).
+/// Nested scopes share the outermost cache.
+class RangeScope {
+public:
+  RangeScope();
+  ~RangeScope();
+  RangeScope(const RangeScope &) = delete;
+  RangeScope &operator=(const RangeScope &) = delete;
+
+private:
+  std::unique_ptr<RangeCache> own_;
+};
+/// The current RangeScope's cache (fails outside of one).
+RangeCache &rangeCache();
 
 } // namespace tgc::rangeify
