@@ -538,7 +538,7 @@ RangeScope::~RangeScope() {
 RangeCache &rangeCache() {
   if (!currentRangeCache) fail(nullptr, "internal error: ranges queried outside of a RangeScope");
   return *currentRangeCache;
-}--------------------------------------------------------------
+}
 
 std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {
   size_t start;
