@@ -76,7 +76,7 @@ private:
   std::unordered_map<const UOp *, size_t> kernelIndex_;
   std::unordered_map<const UOp *, KernelSet> ancestry_;
   std::vector<KernelSet> deps_;
-  std::vector<std::vector<const UOp *>> argStates_; // per kernel, per argument slot in order
+  std::vector<std::vector<std::pair<size_t, const UOp *>>> argStates_; // per kernel: (argument, state)
   std::vector<CallAccess> access_;
 };
 
@@ -111,11 +111,10 @@ std::string Scheduler::kernelName(size_t k) const {
 std::string Scheduler::explainEdge(size_t before, size_t after) const {
   auto &self = const_cast<Scheduler &>(*this); // ancestry() memoizes
   std::string b = kernelName(before), a = kernelName(after);
-  for (size_t i = 0; i < argStates_[after].size(); ++i) {
-    const UOp *st = argStates_[after][i];
+  for (const auto &[i, st] : argStates_[after]) {
     if (self.ancestry(st).contains(before))
-      return a + " runs after " + b + ": it takes " + storageName(st) + " (argument " +
-             std::to_string(i) + "), which " + b + " precedes";
+      return a + " runs after " + b + ": its argument " + std::to_string(i) + ", " + storageName(st) +
+             ", depends on " + b;
   }
   for (const UOp *u : afters_) {
     bool orders = false;
@@ -123,7 +122,7 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
     if (!orders) continue;
     for (size_t i = 1; i < u->numSrc(); ++i)
       if (u->src(i)->is(Op::AFTER) && self.ancestry(u->src(i)).contains(before))
-        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i));
+        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " + b;
   }
   // Otherwise a write-after-read edge: `after` writes storage that `before` reads.
   const UOp *call = callOf(before);
@@ -137,8 +136,8 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
         if (!ws) continue;
         for (const UOp *wst : *ws)
           if (bufUop(wst) == buf && !self.ancestry(st).contains(after))
-            return a + " runs after " + b + ": it writes " + storageName(buf) + ", whose contents as of " +
-                   storageName(st) + " " + b + " reads (argument " + std::to_string(slot) + ")";
+            return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
+                   storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
       }
     }
   }
@@ -168,7 +167,7 @@ Diagnostic Scheduler::cycleError(const std::vector<size_t> &inDegree) const {
   size_t blocked = size_t(std::count_if(inDegree.begin(), inDegree.end(), [](size_t n) { return n > 0; }));
   std::string names;
   for (size_t c : cycle) names += kernelName(c) + " -> ";
-  d.notes.push_back(std::to_string(blocked) + " kernels cannot be ordered; cycle: " + names + kernelName(cycle[0]));
+  d.notes.push_back(std::to_string(blocked) + " kernels cannot be ordered; in this cycle each must run before the next: " + names + kernelName(cycle[0]));
   for (size_t i = 0; i < cycle.size(); ++i) d.notes.push_back(explainEdge(cycle[i], cycle[(i + 1) % cycle.size()]));
   return d;
 }
@@ -238,7 +237,7 @@ Result<const UOp *> Scheduler::run() {
       if (!states) return states.error();
       for (const UOp *st : *states) {
         deps_[k].merge(ancestry(st));
-        argStates_[k].push_back(st);
+        argStates_[k].emplace_back(i - 1, st);
       }
       statesPerArg.push_back(std::move(*states));
     }
