@@ -236,20 +236,32 @@ Status AccessPass::run(Graph &g) {
   return Status::success();
 }
 
-std::string AccessPass::analysisText(const Graph &) const {
+std::string AccessPass::analysisText(const Graph &g) const {
+  // Name nodes as printText does (docs/text-format.md): %i is the i-th node of
+  // toposort(roots + buffer nodes, argRefs), so the lines refer to the dump above them.
+  std::vector<const UOp *> starts(g.roots);
+  for (const BufferFile &b : g.buffers)
+    if (b.node) starts.push_back(b.node);
+  ToposortOptions opts;
+  opts.argRefs = true;
+  std::unordered_map<const UOp *, size_t> index;
+  for (const UOp *u : toposort(starts, opts)) index.emplace(u, index.size());
+  auto name = [&](const UOp *u) {
+    auto it = index.find(u);
+    return it == index.end() ? std::string("%?") : "%" + std::to_string(it->second);
+  };
   std::string out;
-  for (size_t n = 0; n < results_.size(); ++n) {
-    const auto &[call, acc] = results_[n];
+  for (const auto &[call, acc] : results_) {
     const UOp *body = call->src(0);
-    out += "access: call " + std::to_string(n) + " " + std::string(opName(body->op()));
-    if (const Value *name = body->arg().field("name"); name && name->kind() == Value::Kind::Str)
-      out += " " + quoteString(name->str());
-    out += ": reads " + slotList(acc.ins) + " writes " + slotList(acc.outs) + "\n";
+    out += "// access: " + name(call) + " " + std::string(opName(body->op()));
+    if (const Value *kname = body->arg().field("name"); kname && kname->kind() == Value::Kind::Str)
+      out += " " + quoteString(kname->str());
+    out += " reads " + slotList(acc.ins) + " writes " + slotList(acc.outs) + "\n";
     for (size_t i = 0; i + 1 < call->numSrc(); ++i) {
       bool r = std::binary_search(acc.ins.begin(), acc.ins.end(), int64_t(i));
       bool w = std::binary_search(acc.outs.begin(), acc.outs.end(), int64_t(i));
-      out += "  arg " + std::to_string(i) + " " + storageName(call->src(i + 1)) + ": " +
-             (r && w ? "read write" : r ? "read" : w ? "write" : "unused") + "\n";
+      out += "//   arg " + std::to_string(i) + " " + name(call->src(i + 1)) + " " + storageName(call->src(i + 1)) +
+             ": " + (r && w ? "read write" : r ? "read" : w ? "write" : "unused") + "\n";
     }
   }
   return out;
