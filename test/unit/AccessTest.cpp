@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelGraphBuilder.h"
 
+#include "IR/Graph.h"
 #include "Schedule/Access.h"
 
 #include <doctest/doctest.h>
@@ -187,4 +188,24 @@ TEST_CASE("access: views, casts and AFTERs resolve to the PARAM under them") {
   CallAccess a = accessOf(k.call(k.kernel({k.end(k.store(k.index(reshaped, i), cast), i)}), {out, x}));
   CHECK(a.ins == Slots{1});
   CHECK(a.outs == Slots{0, 1}); // the inner STORE into x is a real write
+}
+
+TEST_CASE("access: the pass lists every call's slots and argument roles, named as in the text dump") {
+  KG k;
+  const UOp *out = k.param(0), *x = k.param(1);
+  const UOp *call = k.call(k.kernel({k.store(out, k.add(x, k.cf(1)))}), {out, x, x});
+  Graph g;
+  g.roots = {k.sink({k.after(out, {call})})};
+  AccessPass pass;
+  REQUIRE(pass.run(g).ok());
+  // %0 = CONST 1, %1 = out, %2 = x, %3 = 1.0, %4 = ADD, %5 = STORE, %6 = body, %7 = CALL
+  CHECK(pass.analysisText(g) == "// access: %7 SINK \"test\" reads [1] writes [0]\n"
+                                "//   arg 0 %1 PARAM slot=0: write\n"
+                                "//   arg 1 %2 PARAM slot=1: read\n"
+                                "//   arg 2 %2 PARAM slot=1: unused\n");
+  // A graph with an opaque call fails the pass.
+  g.roots = {k.sink({k.after(x, {k.call(k.program(k.sink({x})), {x})})})};
+  Status st = pass.run(g);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message == "cannot compute accesses for opaque Ops.PROGRAM");
 }
