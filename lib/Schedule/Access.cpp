@@ -76,10 +76,14 @@ SinkAccess computeSinkAccess(const UOp *sink) {
     std::optional<AddrSpace> a;
     switch (u->op()) {
     case Op::PARAM:
-    case Op::BUFFER: a = declaredAddrSpace(u); break;
+    case Op::BUFFER:
+      a = declaredAddrSpace(u);
+      break;
     case Op::SPECIAL:
     case Op::RANGE:
-    case Op::LOAD: a = AddrSpace::ALU; break;
+    case Op::LOAD:
+      a = AddrSpace::ALU;
+      break;
     case Op::INDEX:
     case Op::CAST:
     case Op::AFTER:
@@ -88,10 +92,14 @@ SinkAccess computeSinkAccess(const UOp *sink) {
     case Op::MSTACK:
     case Op::MSELECT:
     case Op::END:
-    case Op::UNSHARD: a = srcSpace.empty() ? std::nullopt : srcSpace[0]; break;
+    case Op::UNSHARD:
+      a = srcSpace.empty() ? std::nullopt : srcSpace[0];
+      break;
     default:
-      if (u->isIn(group::Movement)) a = srcSpace.empty() ? std::nullopt : srcSpace[0];
-      else if (u->isIn(group::Elementwise | OpSet{Op::STACK, Op::WMMA, Op::GROUP})) a = common(srcSpace);
+      if (u->isIn(group::Movement))
+        a = srcSpace.empty() ? std::nullopt : srcSpace[0];
+      else if (u->isIn(group::Elementwise | OpSet{Op::STACK, Op::WMMA, Op::GROUP}))
+        a = common(srcSpace);
     }
     space[u] = a;
 
@@ -191,13 +199,13 @@ Result<CallAccess> callAccess(const UOp *call) {
 
   for (const auto *slots : {&acc.ins, &acc.outs})
     for (int64_t i : *slots) {
-      bool bad = i < 0 || size_t(i) >= numArgs ||
-                 (programGlobals && std::find(programGlobals->begin(), programGlobals->end(), i) ==
-                                        programGlobals->end());
+      bool bad =
+          i < 0 || size_t(i) >= numArgs ||
+          (programGlobals && std::find(programGlobals->begin(), programGlobals->end(), i) == programGlobals->end());
       if (bad) {
         Diagnostic d = Diagnostic::at(call, "invalid CALL access slot");
-        d.notes.push_back("slot " + std::to_string(i) + " of a call with " + std::to_string(numArgs) +
-                          " arguments" + (programGlobals ? ", program globals " + slotList(*programGlobals) : ""));
+        d.notes.push_back("slot " + std::to_string(i) + " of a call with " + std::to_string(numArgs) + " arguments" +
+                          (programGlobals ? ", program globals " + slotList(*programGlobals) : ""));
         return d;
       }
     }
@@ -260,8 +268,9 @@ std::string AccessPass::analysisText(const Graph &g) const {
     for (size_t i = 0; i + 1 < call->numSrc(); ++i) {
       bool r = std::binary_search(acc.ins.begin(), acc.ins.end(), int64_t(i));
       bool w = std::binary_search(acc.outs.begin(), acc.outs.end(), int64_t(i));
+      const char *role = r && w ? "read write" : r ? "read" : w ? "write" : "unused";
       out += "//   arg " + std::to_string(i) + " " + name(call->src(i + 1)) + " " + storageName(call->src(i + 1)) +
-             ": " + (r && w ? "read write" : r ? "read" : w ? "write" : "unused") + "\n";
+             ": " + role + "\n";
     }
   }
   return out;

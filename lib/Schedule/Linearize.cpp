@@ -53,9 +53,7 @@ private:
   std::vector<uint64_t> words_;
 };
 
-bool gateKernelSink(const UOp *u) {
-  return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo"));
-}
+bool gateKernelSink(const UOp *u) { return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo")); }
 
 class Scheduler {
 public:
@@ -113,8 +111,8 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
   std::string b = kernelName(before), a = kernelName(after);
   for (const auto &[i, st] : argStates_[after]) {
     if (self.ancestry(st).contains(before))
-      return a + " runs after " + b + ": its argument " + std::to_string(i) + ", " + storageName(st) +
-             ", depends on " + b;
+      return a + " runs after " + b + ": its argument " + std::to_string(i) + ", " + storageName(st) + ", depends on " +
+             b;
   }
   for (const UOp *u : afters_) {
     bool orders = false;
@@ -122,7 +120,8 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
     if (!orders) continue;
     for (size_t i = 1; i < u->numSrc(); ++i)
       if (u->src(i)->is(Op::AFTER) && self.ancestry(u->src(i)).contains(before))
-        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " + b;
+        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " +
+               b;
   }
   // Otherwise a write-after-read edge: `after` writes storage that `before` reads.
   const UOp *call = callOf(before);
@@ -167,7 +166,9 @@ Diagnostic Scheduler::cycleError(const std::vector<size_t> &inDegree) const {
   size_t blocked = size_t(std::count_if(inDegree.begin(), inDegree.end(), [](size_t n) { return n > 0; }));
   std::string names;
   for (size_t c : cycle) names += kernelName(c) + " -> ";
-  d.notes.push_back(std::to_string(blocked) + " kernels cannot be ordered; in this cycle each must run before the next: " + names + kernelName(cycle[0]));
+  d.notes.push_back(std::to_string(blocked) +
+                    " kernels cannot be ordered; in this cycle each must run before the next: " + names +
+                    kernelName(cycle[0]));
   for (size_t i = 0; i < cycle.size(); ++i) d.notes.push_back(explainEdge(cycle[i], cycle[(i + 1) % cycle.size()]));
   return d;
 }
@@ -199,8 +200,9 @@ const UOp *Scheduler::emitCall(size_t k) const {
     }
     if (!subs.empty()) body = substitute(body, subs);
   }
-  static const Value callInfo = Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
-                                              {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  static const Value callInfo =
+      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
+                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
   std::vector<const UOp *> src{body};
   src.insert(src.end(), bufs.begin(), bufs.end());
   return call->context().get(Op::CALL, dtypes::Void, std::move(src), callInfo);
@@ -214,22 +216,21 @@ Result<const UOp *> Scheduler::run() {
     afters_.push_back(u);
     for (size_t i = 1; i < u->numSrc(); ++i) {
       const UOp *s = u->src(i);
-      if ((s->is(Op::CALL) || s->is(Op::END)) && kernelIndex_.emplace(s, kernels_.size()).second)
-        kernels_.push_back(s);
+      if ((s->is(Op::CALL) || s->is(Op::END)) && kernelIndex_.emplace(s, kernels_.size()).second) kernels_.push_back(s);
     }
   }
   const size_t n = kernels_.size();
   deps_.assign(n, KernelSet(n));
   argStates_.resize(n);
-  std::vector<std::pair<size_t, const UOp *>> reads; // (reader kernel, state read)
+  std::vector<std::pair<size_t, const UOp *>> reads;  // (reader kernel, state read)
   std::unordered_map<const UOp *, KernelSet> writers; // storage -> kernels writing it
 
   // Data and ordering dependencies, and the accesses.
   for (size_t k = 0; k < n; ++k) {
     if (kernels_[k]->is(Op::END) && (!kernels_[k]->numSrc() || !kernels_[k]->src(0)->is(Op::CALL)))
-      return Diagnostic::at(kernels_[k], "END in a kernel graph must wrap a CALL, not Ops." +
-                                             std::string(opName(kernels_[k]->numSrc() ? kernels_[k]->src(0)->op()
-                                                                                      : Op::NOOP)));
+      return Diagnostic::at(kernels_[k],
+                            "END in a kernel graph must wrap a CALL, not Ops." +
+                                std::string(opName(kernels_[k]->numSrc() ? kernels_[k]->src(0)->op() : Op::NOOP)));
     const UOp *call = callOf(k);
     std::vector<std::vector<const UOp *>> statesPerArg;
     for (size_t i = 1; i < call->numSrc(); ++i) {

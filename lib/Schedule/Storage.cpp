@@ -95,8 +95,8 @@ Result<std::vector<const UOp *>> bufferStates(const UOp *arg) {
       continue;
     }
     if (!s->is(Op::AFTER) && !s->is(Op::BUFFER) && !s->is(Op::PARAM))
-      return Diagnostic::at(s, "input to kernel must resolve to a buffer state, not Ops." +
-                                   std::string(opName(s->op())));
+      return Diagnostic::at(s,
+                            "input to kernel must resolve to a buffer state, not Ops." + std::string(opName(s->op())));
     out.push_back(s);
   }
   return out;

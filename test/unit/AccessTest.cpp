@@ -103,7 +103,8 @@ TEST_CASE("access: opaque bodies are rejected, never guessed from the arguments"
   KG k;
   const UOp *x = k.param(0);
   CHECK(errorOf(k.call(k.program(k.sink({x})), {x})) == "cannot compute accesses for opaque Ops.PROGRAM");
-  const UOp *custom = k.ctx.get(Op::CUSTOM, dtypes::Void, {x}, Value::tuple({Value::string(""), Value::dtype(dtypes::Void)}));
+  const UOp *custom =
+      k.ctx.get(Op::CUSTOM, dtypes::Void, {x}, Value::tuple({Value::string(""), Value::dtype(dtypes::Void)}));
   CHECK(errorOf(k.call(k.kernel({custom}), {x})) == "cannot compute accesses for opaque Ops.SINK");
   const UOp *fn = k.ctx.get(Op::CUSTOM_FUNCTION, dtypes::Void, {}, Value::string("encdec"));
   CHECK(errorOf(k.call(fn, {x})) == "cannot compute accesses for opaque Ops.CUSTOM_FUNCTION");
@@ -170,7 +171,8 @@ TEST_CASE("access: only GLOBAL PARAMs count; local scratch and ALU variables do 
   const UOp *var = k.ctx.get(Op::PARAM, dtypes::Int32, {k.ctx.get(Op::STACK, dtypes::WeakInt, {})},
                              KG::paramArg(-1, dtypes::Int32, "", "ALU"));
   const UOp *fill = k.store(local, k.add(x, k.cf(1)));
-  const UOp *body = k.kernel({fill, k.store(out, k.add(local, k.ctx.get(Op::CAST, dtypes::Float32, {var}, Value::dtype(dtypes::Float32))))});
+  const UOp *body = k.kernel(
+      {fill, k.store(out, k.add(local, k.ctx.get(Op::CAST, dtypes::Float32, {var}, Value::dtype(dtypes::Float32))))});
   SinkAccess s = computeSinkAccess(body);
   CHECK(s.ins == Slots{1});
   CHECK(s.outs == Slots{0});

@@ -20,11 +20,10 @@ struct KG {
   const UOp *cf(double v) { return ctx.constFloat(v, dtypes::Float32); }
 
   static Value paramArg(int64_t slot, DType dt, const std::string &device, const char *addrspace = "GLOBAL") {
-    return Value::object("ParamArg",
-                         {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
-                         {Value::integer(slot), Value::dtype(dt), Value(), Value(), Value(),
-                          Value::enumMember("AddrSpace", addrspace), Value(),
-                          device.empty() ? Value() : Value::string(device), Value::boolean(false)});
+    return Value::object(
+        "ParamArg", {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
+        {Value::integer(slot), Value::dtype(dt), Value(), Value(), Value(), Value::enumMember("AddrSpace", addrspace),
+         Value(), device.empty() ? Value() : Value::string(device), Value::boolean(false)});
   }
   /// UOp.param(slot, float32, (n,), device): a whole-buffer GLOBAL PARAM.
   const UOp *param(int64_t slot, int64_t n = 1, const std::string &device = "CPU", DType dt = dtypes::Float32) {
@@ -47,10 +46,10 @@ struct KG {
   const UOp *end(const UOp *body, const UOp *r) { return ctx.get(Op::END, dtypes::Void, {body, r}); }
 
   static Value kernelInfo(const std::string &name = "test") {
-    return Value::object("KernelInfo",
-                         {"name", "axis_types", "dont_use_locals", "applied_opts", "opts_to_apply", "estimates", "beam"},
-                         {Value::string(name), Value::tuple({}), Value::boolean(false), Value::tuple({}), Value(),
-                          Value(), Value::integer(0)});
+    return Value::object(
+        "KernelInfo", {"name", "axis_types", "dont_use_locals", "applied_opts", "opts_to_apply", "estimates", "beam"},
+        {Value::string(name), Value::tuple({}), Value::boolean(false), Value::tuple({}), Value(), Value(),
+         Value::integer(0)});
   }
   /// A kernel body: SINK(effects) with a KernelInfo.
   const UOp *kernel(std::vector<const UOp *> effects, const std::string &name = "test") {
@@ -78,7 +77,8 @@ struct KG {
       for (int64_t i : v) out.push_back(Value::integer(i));
       return Value::tuple(std::move(out));
     };
-    return Value::object("ProgramInfo", {"name", "global_size", "local_size", "vars", "globals", "outs", "ins", "target"},
+    return Value::object("ProgramInfo",
+                         {"name", "global_size", "local_size", "vars", "globals", "outs", "ins", "target"},
                          {Value::string("test"), ints({1, 1, 1}), ints({1, 1, 1}), Value::tuple({}), ints(globals),
                           ints(outs), ints(ins), Value()});
   }

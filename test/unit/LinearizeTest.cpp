@@ -61,26 +61,28 @@ const UOp *scale(KG &k, double c, bool inPlace = false) {
 TEST_CASE("linearize: an unrelated store under AFTER is ordering, not a write (test_after_store_to_other_buffer)") {
   KG k;
   const UOp *x = k.param(0), *state = k.param(1), *out = k.param(2);
-  const UOp *kA = k.call(scale(k, 3), {state, x});  // state = x*3
-  const UOp *ordered = k.after(x, {kA});               // x, after kA
+  const UOp *kA = k.call(scale(k, 3), {state, x}); // state = x*3
+  const UOp *ordered = k.after(x, {kA});           // x, after kA
   const UOp *body = addTwo(k);
-  const UOp *kB = k.call(body, {out, ordered, x});     // out = ordered + x
+  const UOp *kB = k.call(body, {out, ordered, x}); // out = ordered + x
   Calls got = schedule(k.sink({k.after(state, {kA}), k.after(out, {kB})}));
   // kB's two versions of x are one storage: its slot-2 PARAM becomes the identical slot-1 PARAM.
   const UOp *i = k.cint(0);
   const UOp *p1 = k.param(1, 1, "");
-  const UOp *merged = k.kernel({k.store(k.index(k.param(0, 1, ""), i), k.add(k.index(p1, i), k.index(p1, i)))}, "add_two");
+  const UOp *merged =
+      k.kernel({k.store(k.index(k.param(0, 1, ""), i), k.add(k.index(p1, i), k.index(p1, i)))}, "add_two");
   CHECK(got == Calls{k.call(scale(k, 3), {state, x}), k.call(merged, {out, x, x})});
 }
 
-TEST_CASE("linearize: a stale read the reader already depends past is a cycle (test_war_reader_already_depends_on_write)") {
+TEST_CASE(
+    "linearize: a stale read the reader already depends past is a cycle (test_war_reader_already_depends_on_write)") {
   KG k;
   const UOp *x = k.param(0), *y = k.param(1), *z = k.param(2);
-  const UOp *k1 = k.call(scale(k, 2, true), {x});            // x = x*2
+  const UOp *k1 = k.call(scale(k, 2, true), {x}); // x = x*2
   const UOp *x1 = k.after(x, {k1});
-  const UOp *k2 = k.call(addTwo(k), {y, y, x1});              // y = y + x'
+  const UOp *k2 = k.call(addTwo(k), {y, y, x1}); // y = y + x'
   const UOp *y1 = k.after(y, {k2});
-  const UOp *k3 = k.call(addTwo(k), {z, y1, x});              // z = y' + x (initial x)
+  const UOp *k3 = k.call(addTwo(k), {z, y1, x}); // z = y' + x (initial x)
   Diagnostic d = scheduleError(k.sink({x1, y1, k.after(z, {k3})}));
   CHECK(d.message == "cycle detected in assign graph");
   std::string text = allText(d);
@@ -94,14 +96,14 @@ TEST_CASE("linearize: a stale read the reader already depends past is a cycle (t
 TEST_CASE("linearize: reading between two assigns of one buffer is a cycle (test_read_between_two_assigns)") {
   KG k;
   const UOp *a = k.param(0, 4), *b = k.param(1, 4), *out = k.param(2, 4);
-  const UOp *k1 = k.call(addOne(k, 4), {a, b});     // a = b + 1
+  const UOp *k1 = k.call(addOne(k, 4), {a, b}); // a = b + 1
   const UOp *a1 = k.after(a, {k1});
   const UOp *k2 = k.call(addOne(k, 4, "add_hundred"), {a1, b}); // a = b + 100 (the body's constant does not matter)
   const UOp *a2 = k.after(a1, {k2});
   const UOp *i = k.range(4);
   const UOp *o = k.param(0, 4, ""), *p = k.param(1, 4, ""), *q = k.param(2, 4, "");
   const UOp *fin = k.kernel({k.end(k.store(k.index(o, i), k.add(k.index(p, i), k.mul(k.index(q, i), k.cf(3)))), i)});
-  const UOp *k3 = k.call(fin, {out, a2, a1});       // out = a'' + a'*3
+  const UOp *k3 = k.call(fin, {out, a2, a1}); // out = a'' + a'*3
   CHECK(scheduleError(k.sink({a2, k.after(out, {k3})})).message == "cycle detected in assign graph");
 }
 
@@ -124,11 +126,13 @@ TEST_CASE("linearize: read-only custom kernels return AFTERs that are not writes
       CHECK(got[0] == k.call(addOne(k), {aBuf, x}));
       CHECK(got[1] == k.call(addOne(k), {bBuf, x}));
       CHECK(got[2]->src(0)->arg().field("name")->str() == "add_two");
-      CHECK(Calls(got[2]->src().begin() + 1, got[2]->src().end()) == (corealize ? Calls{out, x, bBuf} : Calls{out, x, x}));
+      CHECK(Calls(got[2]->src().begin() + 1, got[2]->src().end()) ==
+            (corealize ? Calls{out, x, bBuf} : Calls{out, x, x}));
     }
 }
 
-TEST_CASE("linearize: an unindexed read runs before the assign that overwrites it (test_unindexed_access_before_assign)") {
+TEST_CASE(
+    "linearize: an unindexed read runs before the assign that overwrites it (test_unindexed_access_before_assign)") {
   KG k;
   const UOp *x = k.param(0), *y = k.param(1);
   const UOp *o = k.param(0, 1, ""), *p = k.param(1, 1, "");
@@ -148,7 +152,8 @@ TEST_CASE("linearize: a read-only AFTER does not hide a later write (test_readon
   CHECK(scheduleError(k.sink({k.after(x, {kX}), k.after(out, {kF})})).message == "cycle detected in assign graph");
 }
 
-TEST_CASE("linearize: differently shaped views of one buffer stay separate PARAMs (test_aliased_args_different_sizes)") {
+TEST_CASE(
+    "linearize: differently shaped views of one buffer stay separate PARAMs (test_aliased_args_different_sizes)") {
   KG k;
   const UOp *out = k.param(0, 4), *x = k.param(1, 4);
   const UOp *i = k.range(4);
@@ -158,7 +163,8 @@ TEST_CASE("linearize: differently shaped views of one buffer stay separate PARAM
   CHECK(schedule(k.sink({k.after(out, {call})})) == Calls{call});
 }
 
-TEST_CASE("linearize: a failed schedule leaves the graph as it was (test_unknown_effects_do_not_replace_tensors_on_failure)") {
+TEST_CASE("linearize: a failed schedule leaves the graph as it was "
+          "(test_unknown_effects_do_not_replace_tensors_on_failure)") {
   KG k;
   const UOp *x = k.param(0);
   const UOp *root = k.sink({k.after(x, {k.call(k.program(k.kernel({x})), {x})})});
@@ -199,7 +205,7 @@ TEST_CASE("linearize: AFTER-on-AFTER deps order the AFTER's kernels") {
 TEST_CASE("linearize: an unused argument's ancestry still orders the kernel") {
   KG k;
   const UOp *x = k.param(0), *out = k.param(1);
-  const UOp *kW = k.call(scale(k, 2, true), {x});    // x = x*2
+  const UOp *kW = k.call(scale(k, 2, true), {x}); // x = x*2
   // kR lists x after kW but never touches it; it reads x's initial contents (slot 2).
   const UOp *o = k.param(0, 1, ""), *q = k.param(2, 1, "");
   const UOp *kR = k.call(k.kernel({k.store(o, k.add(q, k.cf(1)))}), {out, k.after(x, {kW}), x});
@@ -217,11 +223,10 @@ TEST_CASE("linearize: END-wrapped kernels, bound variables and COPY calls") {
   const UOp *x = k.param(0, 1, "PYTHON"), *y = k.param(1), *out = k.param(2);
   const UOp *copy = k.call(k.ctx.get(Op::COPY, dtypes::Float32, {x}, Value::string("CPU")), {y, x});
   // A bound variable: AFTER(var BUFFER, STORE(var, CONST)); it is dropped from the scheduled args.
-  Value varArg = Value::object("ParamArg",
-                               {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
-                               {Value::integer(-1), Value::dtype(dtypes::Int32), Value::tuple({Value::integer(0), Value::integer(8)}),
-                                Value(), Value::string("n"), Value::enumMember("AddrSpace", "ALU"), Value(), Value(),
-                                Value::boolean(false)});
+  Value varArg = Value::object(
+      "ParamArg", {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
+      {Value::integer(-1), Value::dtype(dtypes::Int32), Value::tuple({Value::integer(0), Value::integer(8)}), Value(),
+       Value::string("n"), Value::enumMember("AddrSpace", "ALU"), Value(), Value(), Value::boolean(false)});
   const UOp *var = k.ctx.get(Op::BUFFER, dtypes::Int32, {k.ctx.get(Op::STACK, dtypes::WeakInt, {})}, varArg);
   const UOp *bound = k.after(var, {k.store(var, k.ctx.constInt(3, dtypes::Int32))});
   const UOp *body = scale(k, 2);
@@ -236,5 +241,6 @@ TEST_CASE("linearize: arguments must resolve to buffer states") {
   KG k;
   const UOp *out = k.param(0);
   const UOp *bad = k.call(scale(k, 2), {out, k.cf(1)});
-  CHECK(scheduleError(k.sink({k.after(out, {bad})})).message == "input to kernel must resolve to a buffer state, not Ops.CONST");
+  CHECK(scheduleError(k.sink({k.after(out, {bad})})).message ==
+        "input to kernel must resolve to a buffer state, not Ops.CONST");
 }
