@@ -32,7 +32,7 @@ std::string errorOf(const UOp *call) {
 }
 } // namespace
 
-TEST_CASE("access: computed reads and writes; unused arguments are in neither") {
+TEST_CASE("access: computed reads and writes, unused arguments are in neither") {
   KG k;
   const UOp *out = k.param(0), *x = k.param(1), *unused = k.param(2);
   const UOp *call = k.call(k.kernel({k.store(out, k.add(x, k.cf(1)))}), {out, x, unused});
@@ -164,7 +164,7 @@ TEST_CASE("access: indexed reads, REDUCE operands and stored values are reads") 
   CHECK(c.outs == Slots{0});
 }
 
-TEST_CASE("access: only GLOBAL PARAMs count; local scratch and ALU variables do not") {
+TEST_CASE("access: only GLOBAL PARAMs count, local scratch and ALU variables do not") {
   KG k;
   const UOp *out = k.param(0), *x = k.param(1);
   const UOp *local = k.ctx.get(Op::BUFFER, dtypes::Float32, {k.cint(1)}, KG::paramArg(0, dtypes::Float32, "", "LOCAL"));

@@ -179,7 +179,7 @@ TEST_CASE("linearize: a failed schedule leaves the graph as it was "
   }
 }
 
-TEST_CASE("linearize: write-after-read orders the reader first; independent kernels keep their order") {
+TEST_CASE("linearize: write-after-read orders the reader first, independent kernels keep their order") {
   KG k;
   const UOp *x = k.param(0), *out = k.param(1), *u = k.param(2), *v = k.param(3);
   const UOp *kW = k.call(k.kernel({k.store(k.index(k.param(0, 1, ""), k.cint(0)), k.cf(5))}, "fill"), {x});
