@@ -9,6 +9,17 @@
 //    outs (the slots the compiled kernel reads and writes);
 //  - status "error" raised while scheduling: the same key phrase ("cycle ...",
 //    "cannot compute accesses for opaque ...").
+// The comparison is exact: what the contract could leave free is fixed by it.
+// Any topological order of the dependency graph would be a valid schedule, but
+// the contract's Kahn's algorithm (FIFO queue seeded in kernel order, children
+// released in kernel order) picks one, and a LIFO queue already reorders 7 of
+// the cases. The scheduled CALLs carry a default CallInfo (the kernel graph's
+// is not carried over) and their arguments keep the kernel graph's PARAMs,
+// tags included. meta.json's ins/outs come from the compiled kernels, after
+// codegen; they still agree with the analysis of the pre-codegen bodies.
+// The gradient cases' own scheduling errors (meta grad.error) happen on the
+// gradient graph, which has no exported kernel graph; kernels.json there is
+// the forward pass.
 //
 //===----------------------------------------------------------------------===//
 #include "IR/JSON.h"
