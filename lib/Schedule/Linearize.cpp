@@ -65,8 +65,8 @@ private:
   const KernelSet &ancestry(const UOp *u);
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
-  Diagnostic cycleError(const std::vector<size_t> &inDegree) const;
-  std::string explainEdge(size_t before, size_t after) const;
+  Diagnostic cycleError(const std::vector<size_t> &inDegree);
+  std::string explainEdge(size_t before, size_t after);
   const UOp *emitCall(size_t k) const;
 
   const UOp *root_;
@@ -106,11 +106,10 @@ std::string Scheduler::kernelName(size_t k) const {
 }
 
 /// Why kernel `after` must run after kernel `before` (one edge of deps_).
-std::string Scheduler::explainEdge(size_t before, size_t after) const {
-  auto &self = const_cast<Scheduler &>(*this); // ancestry() memoizes
+std::string Scheduler::explainEdge(size_t before, size_t after) {
   std::string b = kernelName(before), a = kernelName(after);
   for (const auto &[i, st] : argStates_[after]) {
-    if (self.ancestry(st).contains(before))
+    if (ancestry(st).contains(before))
       return a + " runs after " + b + ": its argument " + std::to_string(i) + ", " + storageName(st) + ", depends on " +
              b;
   }
@@ -119,7 +118,7 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
     for (size_t i = 1; i < u->numSrc(); ++i) orders |= u->src(i) == kernels_[after];
     if (!orders) continue;
     for (size_t i = 1; i < u->numSrc(); ++i)
-      if (u->src(i)->is(Op::AFTER) && self.ancestry(u->src(i)).contains(before))
+      if (u->src(i)->is(Op::AFTER) && ancestry(u->src(i)).contains(before))
         return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " +
                b;
   }
@@ -134,7 +133,7 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
         Result<std::vector<const UOp *>> ws = bufferStates(callOf(after)->src(size_t(w) + 1));
         if (!ws) continue;
         for (const UOp *wst : *ws)
-          if (bufUop(wst) == buf && !self.ancestry(st).contains(after))
+          if (bufUop(wst) == buf && !ancestry(st).contains(after))
             return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
                    storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
       }
@@ -143,7 +142,7 @@ std::string Scheduler::explainEdge(size_t before, size_t after) const {
   return a + " runs after " + b;
 }
 
-Diagnostic Scheduler::cycleError(const std::vector<size_t> &inDegree) const {
+Diagnostic Scheduler::cycleError(const std::vector<size_t> &inDegree) {
   // Walk from a blocked kernel to one of its blocked deps until a kernel repeats.
   size_t start = 0;
   while (inDegree[start] == 0) ++start;
