@@ -189,8 +189,9 @@ const Case kCases[] = {
 
 TEST_CASE("symbolic: simplification table (tinygrad's results, verified by brute force)") {
   for (const Case &k : kCases) {
-    CAPTURE(k.expr);
-    CAPTURE(k.vars);
+    std::string expr = k.expr, varSpec = k.vars;
+    CAPTURE(expr);
+    CAPTURE(varSpec);
     Context c;
     auto vars = makeVars(c, k.vars);
     const UOp *in = parseExpr(c, vars, k.expr);

@@ -62,6 +62,13 @@ inline std::map<std::string, const UOp *> makeVars(Context &c, const std::string
   return out;
 }
 
+inline i128 floorDiv128(i128 x, i128 y) {
+  if (y == 0) return 0;
+  i128 q = x / y;
+  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+
 namespace detail {
 // A Python value in an expression: an int, a bool, or a UOp.
 struct PV {
@@ -105,6 +112,13 @@ private:
       if (op == "+") return PV::num(int64_t(x + y));
       if (op == "-") return PV::num(int64_t(x - y));
       if (op == "*") return PV::num(int64_t(x * y));
+      if (op == "//") return PV::num(int64_t(floorDiv128(x, y)));
+      if (op == "<") return {PV::Bool, x < y, nullptr};
+      bool bools = a.kind == PV::Bool && b.kind == PV::Bool; // Python: bool & bool is a bool
+      if (op == "&") return {bools ? PV::Bool : PV::Int, int64_t(x & y), nullptr};
+      if (op == "|") return {bools ? PV::Bool : PV::Int, int64_t(x | y), nullptr};
+      if (op == "!=") return {PV::Bool, x != y, nullptr};
+      if (op == "%") return PV::num(int64_t(x - floorDiv128(x, y) * y));
       throw std::runtime_error("int op " + op + " not supported");
     }
     auto pyConst = [&](const PV &v) { return v.kind == PV::Bool ? Value::boolean(v.i) : Value::integer(v.i); };
@@ -258,13 +272,6 @@ inline std::string print(const UOp *u) {
   std::string s = std::string(opName(u->op())) + "(";
   for (size_t i = 0; i < u->numSrc(); ++i) s += (i ? "," : "") + print(u->src(i));
   return s + ")";
-}
-
-inline i128 floorDiv128(i128 x, i128 y) {
-  if (y == 0) return 0;
-  i128 q = x / y;
-  if (x % y != 0 && ((x < 0) != (y < 0))) --q;
-  return q;
 }
 
 inline i128 wrap(i128 v, DType dt) {
