@@ -4,6 +4,7 @@
 Usage:
   gen-symbolic-cases.py table CASES.txt         # 'vars ; expr' lines -> C++ table rows
   gen-symbolic-cases.py random SEED N DEPTH     # random 'vars ; expr ; expected' lines
+  gen-symbolic-cases.py ranges SEED N DEPTH     # random 'vars ; expr ; vmin ; vmax' lines (unsimplified)
 
 Needs tinygrad at the target snapshot on PYTHONPATH (e.g. `git archive` of the
 mirror into a scratch directory). The expression syntax is the one
@@ -52,9 +53,11 @@ FUNCS = dict(where=lambda c, t, f: U(c).where(t, f), maximum=lambda a, b: U(a).m
              ne=lambda a, b: U(a).ne(b), i32=lambda x: U(x).cast(dtypes.int32), i64=lambda x: U(x).cast(dtypes.int64),
              Invalid=UOp.invalid())
 
-def simplified(spec, expr):
+def build(spec, expr):
   env = dict(FUNCS); env.update(make_vars(spec))
-  return show(U(eval(expr, {}, env)).simplify())
+  return U(eval(expr, {}, env))
+
+def simplified(spec, expr): return show(build(spec, expr).simplify())
 
 def random_case(depth):
   vs = [(f"r{i}", f"r{i}:{random.choice([2, 3, 4, 5, 6, 8])}") for i in range(random.randint(1, 3))]
@@ -83,6 +86,12 @@ if __name__ == "__main__":
       if not line.strip() or line.startswith('#'): continue
       spec, expr = [s.strip() for s in line.split(';', 1)]
       print(f'    {{"{spec}", "{expr}", "{simplified(spec, expr)}"}},')
+  elif sys.argv[1] == 'ranges':
+    random.seed(int(sys.argv[2]))
+    for _ in range(int(sys.argv[3])):
+      spec, expr = random_case(int(sys.argv[4]))
+      u = build(spec, expr)
+      print(f"{spec} ; {expr} ; {int(u.vmin)} ; {int(u.vmax)}")
   else:
     random.seed(int(sys.argv[2]))
     for _ in range(int(sys.argv[3])):
