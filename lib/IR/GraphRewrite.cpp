@@ -12,12 +12,69 @@
 #include "IR/GraphRewrite.h"
 
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tgc {
 
 namespace {
+
+// An open-addressing hash map keyed by node pointer: graph_rewrite does a few
+// lookups per node, and node-based std::unordered_map allocations dominated.
+template <typename V> class PtrMap {
+public:
+  PtrMap() : slots_(64) {}
+  V *find(const UOp *k) {
+    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
+      Slot &s = slots_[i];
+      if (s.key == k) return &s.value;
+      if (!s.key) return nullptr;
+    }
+  }
+  bool contains(const UOp *k) { return find(k) != nullptr; }
+  /// The value for k, default-constructed if k is new; `inserted` says which.
+  V &get(const UOp *k, bool &inserted) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
+      Slot &s = slots_[i];
+      if (s.key == k) {
+        inserted = false;
+        return s.value;
+      }
+      if (!s.key) {
+        s.key = k;
+        ++count_;
+        inserted = true;
+        return s.value;
+      }
+    }
+  }
+  V &operator[](const UOp *k) {
+    bool inserted;
+    return get(k, inserted);
+  }
+
+private:
+  struct Slot {
+    const UOp *key = nullptr;
+    V value{};
+  };
+  static size_t hash(const UOp *p) {
+    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(p));
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return size_t(x);
+  }
+  size_t mask() const { return slots_.size() - 1; }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    count_ = 0;
+    for (Slot &s : old)
+      if (s.key) (*this)[s.key] = std::move(s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
 
 class Rewriter {
 public:
@@ -76,7 +133,7 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
-    if (auto it = bpmCache_.find(x); it != bpmCache_.end()) return it->second;
+    if (auto *cached = bpmCache_.find(x)) return *cached;
     const UOp *r = bpm_->rewrite(x, env_);
     if (env_.gated) {
       env_.gated = false;
@@ -85,7 +142,7 @@ private:
     }
     if (!checkEnv(x, true)) return nullptr;
     if (r && !countStep(x)) return nullptr;
-    bpmCache_.emplace(x, r);
+    bpmCache_[x] = r;
     return r;
   }
 
@@ -105,17 +162,26 @@ private:
     uint8_t stage;
   };
 
+  // Parks `it` until `dep` has its result. The waitlist is a linked list per
+  // node threaded through waits_, so parking allocates nothing per node.
+  void wait(const UOp *dep, const Item &it) {
+    bool inserted;
+    int32_t &head = waitHead_.get(dep, inserted);
+    if (inserted) head = -1;
+    waits_.push_back({it, head});
+    head = int32_t(waits_.size() - 1);
+  }
   void release(const UOp *n) {
-    auto it = waitlist_.find(n);
-    if (it == waitlist_.end()) return;
-    for (const Item &w : it->second) stack_.push_back(w);
-    waitlist_.erase(it);
+    int32_t *head = waitHead_.find(n);
+    if (!head) return;
+    for (int32_t i = *head; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
+    *head = -1;
   }
 
   const UOp *unifiedRewrite(const UOp *root) {
-    if (auto it = replace_.find(root); it != replace_.end()) return it->second;
+    if (const UOp **done = replace_.find(root)) return *done;
     stack_.push_back({root, root, 0});
-    onStack_.insert(root);
+    onStack_[root] = true;
     while (!stack_.empty() && !failed()) {
       if (stack_.size() > stackLimit_) {
         fail(Diagnostic::at(root, "infinite loop in graph_rewrite (work stack above " + std::to_string(stackLimit_) +
@@ -124,23 +190,23 @@ private:
       }
       Item it = stack_.back();
       stack_.pop_back();
-      if (replace_.count(it.n)) continue;
+      if (replace_.contains(it.n)) continue;
       if (it.stage == 0) stage0(it.n);
       else if (it.stage == 1) stage1(it);
       else stage2(it);
     }
     if (failed()) return nullptr;
-    auto done = replace_.find(root);
-    if (done == replace_.end()) {
-      // Everything left is waiting on something that waits on it.
-      const UOp *stuck = waitlist_.empty() ? root : waitlist_.begin()->first;
-      for (const auto &[u, _] : waitlist_)
-        if (u->id() < stuck->id()) stuck = u;
+    const UOp **done = replace_.find(root);
+    if (!done) {
+      // Everything left is waiting on something that waits on it: name the oldest such node.
+      const UOp *stuck = root;
+      for (const Wait &w : waits_)
+        if (!replace_.contains(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
       fail(Diagnostic::at(stuck, "graph_rewrite cannot finish: a rule's result depends on the node it replaces "
                                  "(rewrite cycle at " + stuck->str() + ")"));
       return nullptr;
     }
-    return done->second;
+    return *done;
   }
 
   void stage0(const UOp *n) {
@@ -174,7 +240,9 @@ private:
     auto src = newN->src();
     for (size_t i = src.size(); i-- > 0;) {
       const UOp *x = src[i];
-      if (!onStack_.insert(x).second) continue;
+      bool inserted;
+      onStack_.get(x, inserted) = true;
+      if (!inserted) continue;
       stack_.push_back({x, x, 0});
     }
   }
@@ -185,13 +253,13 @@ private:
     tmp.reserve(newN->numSrc());
     bool changed = false;
     for (const UOp *x : newN->src()) {
-      auto r = replace_.find(x);
-      if (r == replace_.end()) {
-        waitlist_[x].push_back(it); // not ready: come back when x is done
+      const UOp **r = replace_.find(x);
+      if (!r) {
+        wait(x, it); // not ready: come back when x is done
         return;
       }
-      tmp.push_back(r->second);
-      changed |= r->second != x;
+      tmp.push_back(*r);
+      changed |= *r != x;
     }
     const UOp *next;
     if (!changed) {
@@ -212,12 +280,13 @@ private:
   }
 
   void stage2(const Item &it) {
-    auto r = replace_.find(it.newN);
-    if (r == replace_.end()) {
-      waitlist_[it.newN].push_back(it);
+    const UOp **r = replace_.find(it.newN);
+    if (!r) {
+      wait(it.newN, it);
       return;
     }
-    replace_[it.n] = r->second;
+    const UOp *result = *r;
+    replace_[it.n] = result;
     release(it.n);
   }
 
@@ -226,7 +295,7 @@ private:
     while (!stack.empty() && !failed()) {
       auto [n, processed] = stack.back();
       stack.pop_back();
-      if (replace_.count(n)) continue;
+      if (replace_.contains(n)) continue;
       if (!processed) {
         if (bpm_) {
           bool gated = false;
@@ -241,13 +310,13 @@ private:
         if (opaqueCall(n)) replace_[n->src(0)] = n->src(0);
         auto src = n->src();
         for (size_t i = src.size(); i-- > 0;)
-          if (!replace_.count(src[i])) stack.push_back({src[i], false});
+          if (!replace_.contains(src[i])) stack.push_back({src[i], false});
       } else {
         std::vector<const UOp *> src;
         bool changed = false;
         for (const UOp *x : n->src()) {
-          auto r = replace_.find(x);
-          src.push_back(r == replace_.end() ? x : r->second);
+          const UOp **r = replace_.find(x);
+          src.push_back(r ? *r : x);
           changed |= src.back() != x;
         }
         const UOp *newN = changed ? rebuild(n, std::move(src)) : n;
@@ -260,8 +329,8 @@ private:
       }
     }
     if (failed()) return nullptr;
-    auto it = replace_.find(root);
-    return it == replace_.end() ? root : it->second;
+    const UOp **done = replace_.find(root);
+    return done ? *done : root;
   }
 
   const PatternMatcher *pm_, *bpm_;
@@ -269,10 +338,15 @@ private:
   bool enterCalls_;
   size_t budget_ = 0, stackLimit_ = 0, steps_ = 0;
   std::optional<Diagnostic> error_;
-  std::unordered_map<const UOp *, const UOp *> replace_;
-  std::unordered_map<const UOp *, const UOp *> bpmCache_;
-  std::unordered_set<const UOp *> onStack_;
-  std::unordered_map<const UOp *, std::vector<Item>> waitlist_;
+  struct Wait {
+    Item item;
+    int32_t next; // the next parked item on the same node, or -1
+  };
+  PtrMap<const UOp *> replace_;
+  PtrMap<const UOp *> bpmCache_;
+  PtrMap<bool> onStack_;
+  PtrMap<int32_t> waitHead_;
+  std::vector<Wait> waits_;
   std::vector<Item> stack_;
 };
 
