@@ -41,7 +41,16 @@ UOpRef UOpRef::alu(Op op, std::vector<const UOp *> src, Value arg) const {
   return ctx().get(op, dt, std::move(src), std::move(arg));
 }
 
-UOpRef UOpRef::constLike(const Value &v, DType dt) const { return makeConst(ctx(), v, dt ? dt : dtype()); }
+UOpRef UOpRef::constLike(const Value &v, DType dt) const {
+  UOpRef c = makeConst(ctx(), v, dt ? dt : dtype());
+  // a const standing in for a shaped value is EXPANDed to its shape
+  const Shape *shape = u_->shape();
+  if (!shape || shape->empty()) return c;
+  std::vector<const UOp *> dims;
+  for (const Dim &d : *shape) dims.push_back(d.isStatic() ? ctx().constInt(d.value) : d.sym);
+  const UOp *arg = dims.size() == 1 ? dims[0] : ctx().get(Op::STACK, dtypes::WeakInt, std::move(dims));
+  return ctx().get(Op::EXPAND, c.dtype(), {c, arg});
+}
 
 UOpRef UOpRef::ufix(const Value &v) const { return makeConst(ctx(), v); }
 

@@ -10,8 +10,9 @@
 // derived from its srcs by dtypeFromUOp.
 //
 // `/` and `%` are tinygrad's `//` and `%`: floor division and modulo
-// (FLOORDIV/FLOORMOD) on ints. Constants are built without a shape: these are
-// scalar (index) expressions.
+// (FLOORDIV/FLOORMOD) on ints. A Python number next to a UOp becomes a scalar
+// CONST; constLike gives a CONST EXPANDed to the node's shape, as tinygrad's
+// const_like does.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -59,7 +60,8 @@ public:
   // ---- construction (tinygrad's UOp.alu / replace / const_like / ufix) ----
   /// UOp(op, src=(self, *src), arg) with the derived dtype (void if none).
   UOpRef alu(Op op, std::vector<const UOp *> src = {}, Value arg = {}) const;
-  /// A CONST of this node's dtype (or `dt`) holding v converted by dtype.const.
+  /// A CONST of this node's dtype (or `dt`) holding v converted by dtype.const,
+  /// EXPANDed to this node's shape when it has a non-scalar one.
   UOpRef constLike(const Value &v, DType dt = DType()) const;
   template <PyNumber T> UOpRef constLike(T v, DType dt = DType()) const { return constLike(pyValue(v), dt); }
   /// x as a node: itself, or a CONST of its Python dtype.
