@@ -91,22 +91,10 @@ private:
 
   void printBuffer(const BufferFile &b) {
     if (!b.node) return;
-    out_ += "  buffer " + names_.at(b.node) + " " + quoteString(dataPath(b.file));
+    out_ += "  buffer " + names_.at(b.node) + " " + quoteString(g_.dataPathFrom(b.file, opts_.outputDir));
     if (b.dtype) out_ += " dtype=" + Value::dtype(b.dtype).toString();
     out_ += " numel=" + std::to_string(b.numel) + " device=" + quoteString(b.device) +
             " allocated=" + (b.allocated ? "True" : "False") + "\n";
-  }
-
-  /// A buffer's data file as seen from where the text goes (opts.outputDir),
-  /// as the JSON writer rebases it: relative paths stay relative when possible.
-  std::string dataPath(const std::string &file) const {
-    namespace fs = std::filesystem;
-    if (opts_.outputDir.empty() || file.empty()) return file;
-    fs::path target = fs::path(file).is_absolute() ? fs::path(file) : fs::path(g_.baseDir.empty() ? "." : g_.baseDir) / file;
-    std::error_code ec;
-    fs::path rel = fs::relative(target, opts_.outputDir, ec);
-    if (ec || rel.empty()) return fs::absolute(target, ec).lexically_normal().string();
-    return rel.string();
   }
 
   void printRoots() {

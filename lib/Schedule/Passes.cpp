@@ -2,7 +2,9 @@
 #include "Schedule/Passes.h"
 
 #include "IR/Pass.h"
+#include "Schedule/Access.h"
 #include "Schedule/Callify.h"
+#include "Schedule/Linearize.h"
 #include "Schedule/RangeifyPasses.h"
 
 namespace tgc {
@@ -93,6 +95,10 @@ void registerSchedulePasses() {
   addBodyPass("add-buffers", "STAGE -> BUFFER + STORE + END + AFTER; tag PARAMs and RANGEs", addBuffersPass);
   addBodyPass("split-kernels", "each closed STORE becomes AFTER(buffer, CALL(kernel SINK, *args))",
               splitKernelsPass);
+  r.add({"access", "compute each CALL's read and written argument slots (printed with --print-after)",
+         [] { return std::make_unique<sched::AccessPass>(); }});
+  r.add({"linearize", "order the kernels of a kernel graph into a LINEAR of CALLs",
+         [] { return std::make_unique<sched::LinearizePass>(); }});
   const std::vector<std::string> kernelGraphSteps = {"rangeify-early", "copy-to-store", "rangeify", "rangeify-cleanup",
                                                      "limit-bufs",     "add-buffers",   "split-kernels"};
   r.add({"kernel-graph", "get_kernel_graph: all rangeify steps, function body -> kernel graph",

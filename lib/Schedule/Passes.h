@@ -2,9 +2,10 @@
 //
 // Registers the scheduling passes: `callify`, the steps of get_kernel_graph
 // (`rangeify-early`, `copy-to-store`, `rangeify`, `rangeify-cleanup`,
-// `limit-bufs`, `add-buffers`, `split-kernels`), `kernel-graph` (all of
-// them) and `schedule` (callify, kernel-graph, then access analysis and
-// linearization when those passes are registered).
+// `limit-bufs`, `add-buffers`, `split-kernels`), `access` (per-CALL reads and
+// writes, printed with --print-after), `linearize` (kernel graph -> LINEAR of
+// CALLs), and the pipeline aliases `kernel-graph` (the rangeify steps) and
+// `schedule` (callify, kernel-graph, access, linearize).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
