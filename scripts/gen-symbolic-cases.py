@@ -5,6 +5,10 @@ Usage:
   gen-symbolic-cases.py table CASES.txt         # 'vars ; expr' lines -> C++ table rows
   gen-symbolic-cases.py random SEED N DEPTH     # random 'vars ; expr ; expected' lines
   gen-symbolic-cases.py ranges SEED N DEPTH     # random 'vars ; expr ; vmin ; vmax' lines (unsimplified)
+  gen-symbolic-cases.py valids SEED N DEPTH     # random gated indices, rewritten with symbolic+pm_simplify_valid+pm_drop_and_clauses
+
+An expression 'valid: e' is rewritten with symbolic+pm_simplify_valid+pm_drop_and_clauses
+instead of UOp.simplify().
 
 Needs tinygrad at the target snapshot on PYTHONPATH (e.g. `git archive` of the
 mirror into a scratch directory). The expression syntax is the one
@@ -57,7 +61,20 @@ def build(spec, expr):
   env = dict(FUNCS); env.update(make_vars(spec))
   return U(eval(expr, {}, env))
 
-def simplified(spec, expr): return show(build(spec, expr).simplify())
+def simplified(spec, expr):
+  # "valid: e" rewrites with the matcher rangeify lowers movement ops with
+  if expr.startswith('valid:'):
+    from tinygrad.uop.ops import graph_rewrite
+    from tinygrad.uop.symbolic import symbolic, pm_simplify_valid, pm_drop_and_clauses
+    return show(graph_rewrite(build(spec, expr[6:]), symbolic+pm_simplify_valid+pm_drop_and_clauses))
+  return show(build(spec, expr).simplify())
+
+def random_case_expr(names, d):
+  if d == 0 or random.random() < 0.3: return random.choice(names)
+  return random.choice([f"({random_case_expr(names, d-1)} + {random_case_expr(names, d-1)})",
+                        f"({random_case_expr(names, d-1)} * {random.randint(2, 4)})",
+                        f"({random_case_expr(names, d-1)} // {random.randint(2, 4)})",
+                        f"({random_case_expr(names, d-1)} % {random.randint(2, 4)})"])
 
 def random_case(depth):
   vs = [(f"r{i}", f"r{i}:{random.choice([2, 3, 4, 5, 6, 8])}") for i in range(random.randint(1, 3))]
@@ -86,6 +103,19 @@ if __name__ == "__main__":
       if not line.strip() or line.startswith('#'): continue
       spec, expr = [s.strip() for s in line.split(';', 1)]
       print(f'    {{"{spec}", "{expr}", "{simplified(spec, expr)}"}},')
+  elif sys.argv[1] == 'valids':
+    random.seed(int(sys.argv[2]))
+    for _ in range(int(sys.argv[3])):
+      spec, idx = random_case(int(sys.argv[4]))
+      names = [x.split(':')[0] for x in spec.split()]
+      def clause():
+        e = random.choice(names) if random.random() < 0.5 else random_case_expr(names, 2)
+        u = build(spec, e)  # a bound inside the clause's range, so that gates are not trivially empty
+        k = random.randint(int(u.vmin), int(u.vmax) + 1)
+        return random.choice([f"({e} >= {k})", f"({e} < {k})", f"({e} <= {k})", f"({k} < {e})"])
+      gate = ' & '.join(clause() for _ in range(random.randint(1, 3)))
+      expr = f"valid: where({gate}, {idx}, Invalid)"
+      print(f"{spec} ; {expr} ; {simplified(spec, expr)}")
   elif sys.argv[1] == 'ranges':
     random.seed(int(sys.argv[2]))
     for _ in range(int(sys.argv[3])):

@@ -101,7 +101,8 @@ private:
     skip();
     if (s_.compare(p_, tok.size(), tok) != 0) return false;
     // do not split "//" into "/" or "<<" into "<"
-    if ((tok == "<" && s_.compare(p_, 2, "<<") == 0) || (tok == ">" && s_.compare(p_, 2, ">>") == 0)) return false;
+    if (tok == "<" && (s_.compare(p_, 2, "<<") == 0 || s_.compare(p_, 2, "<=") == 0)) return false;
+    if (tok == ">" && (s_.compare(p_, 2, ">>") == 0 || s_.compare(p_, 2, ">=") == 0)) return false;
     p_ += tok.size();
     return true;
   }
@@ -114,6 +115,9 @@ private:
       if (op == "*") return PV::num(int64_t(x * y));
       if (op == "//") return PV::num(int64_t(floorDiv128(x, y)));
       if (op == "<") return {PV::Bool, x < y, nullptr};
+      if (op == ">") return {PV::Bool, x > y, nullptr};
+      if (op == "<=") return {PV::Bool, x <= y, nullptr};
+      if (op == ">=") return {PV::Bool, x >= y, nullptr};
       bool bools = a.kind == PV::Bool && b.kind == PV::Bool; // Python: bool & bool is a bool
       if (op == "&") return {bools ? PV::Bool : PV::Int, int64_t(x & y), nullptr};
       if (op == "|") return {bools ? PV::Bool : PV::Int, int64_t(x | y), nullptr};
@@ -132,6 +136,9 @@ private:
     if (op == "//") return PV::uop(x / y);
     if (op == "%") return PV::uop(x % y);
     if (op == "<") return PV::uop(x < y);
+    if (op == ">") return PV::uop(x > y);
+    if (op == "<=") return PV::uop(x <= y);
+    if (op == ">=") return PV::uop(x >= y);
     if (op == "!=") return PV::uop(x.ne(y));
     if (op == "&") return PV::uop(x & y);
     if (op == "|") return PV::uop(x | y);
@@ -142,7 +149,7 @@ private:
   }
   PV comparison() {
     PV a = bitor_();
-    for (const char *op : {"!=", "<"})
+    for (const char *op : {"!=", "<=", ">=", "<", ">"})
       if (eat(op)) return bin(op, a, bitor_());
     return a;
   }
@@ -351,13 +358,15 @@ inline std::string str128(i128 v) {
   return neg ? "-" + s : s;
 }
 
-inline std::string bruteForceDiff(const UOp *a, const UOp *b) {
+/// With `refines`, an Invalid value of `a` may become anything in `b` (a gate
+/// may be dropped), but every valid value of `a` must stay.
+inline std::string bruteForceDiff(const UOp *a, const UOp *b, bool refines = false) {
   auto vars = leaves({a, b});
   std::map<const UOp *, int64_t> env;
   for (auto &[v, r] : vars) env[v] = r.first;
   while (true) {
     auto x = evaluate(a, env), y = evaluate(b, env);
-    if (x != y) {
+    if (x != y && !(refines && !x)) {
       std::string s;
       for (auto &[v, val] : env) s += print(v) + "=" + std::to_string(val) + " ";
       return s + ": " + (x ? str128(*x) : "Invalid") + " != " + (y ? str128(*y) : "Invalid");
