@@ -21,7 +21,8 @@ from tinygrad.dtype import dtypes, Invalid
 
 DTN = {dtypes.int8: 'int8', dtypes.int16: 'int16', dtypes.int32: 'int32', dtypes.int64: 'int64', dtypes.uint8: 'uint8',
        dtypes.uint16: 'uint16', dtypes.uint32: 'uint32', dtypes.uint64: 'uint64', dtypes.bool: 'bool',
-       dtypes.weakint: 'weakint', dtypes.weakfloat: 'weakfloat', dtypes.float32: 'float32', dtypes.float64: 'float64'}
+       dtypes.weakint: 'weakint', dtypes.weakfloat: 'weakfloat', dtypes.float32: 'float32', dtypes.float64: 'float64',
+       dtypes.float16: 'float16'}
 SYM = {Ops.ADD: '+', Ops.MUL: '*', Ops.FLOORDIV: '//', Ops.FLOORMOD: '%', Ops.CMPLT: '<', Ops.CMPNE: '!=', Ops.AND: '&',
        Ops.OR: '|', Ops.XOR: '^', Ops.SHL: '<<', Ops.SHR: '>>'}
 
@@ -37,6 +38,7 @@ def show(u):
   if u.op is Ops.MAX: return f"max({show(u.src[0])},{show(u.src[1])})"
   if u.op is Ops.WHERE: return f"where({show(u.src[0])},{show(u.src[1])},{show(u.src[2])})"
   if u.op is Ops.CAST: return f"cast<{DTN[u.dtype]}>({show(u.src[0])})"
+  if u.op is Ops.BITCAST: return f"bitcast<{DTN[u.dtype]}>({show(u.src[0])})"
   return f"{u.op.name}({','.join(show(s) for s in u.src)})"
 
 def make_vars(spec):
@@ -46,8 +48,9 @@ def make_vars(spec):
     if '..' in rng:
       lo, hi = rng.split('..')
       dt = dtypes.weakint
-      if '@' in hi: hi, dtn = hi.split('@'); dt = {'int32': dtypes.int32, 'int64': dtypes.int64}[dtn]
-      env[name] = UOp.variable(name, int(lo), int(hi), dtype=dt)
+      if '@' in hi: hi, dtn = hi.split('@'); dt = {'int32': dtypes.int32, 'int64': dtypes.int64, 'float32': dtypes.float32}[dtn]
+      num = float if dtypes.is_float(dt) else int
+      env[name] = UOp.variable(name, num(lo), num(hi), dtype=dt)
     else:
       env[name] = UOp.range(int(rng), int(name[1:]))
   return env
@@ -55,7 +58,12 @@ def make_vars(spec):
 def U(x): return x if isinstance(x, UOp) else UOp.const(x)
 FUNCS = dict(where=lambda c, t, f: U(c).where(t, f), maximum=lambda a, b: U(a).maximum(b), lnot=lambda x: U(x).logical_not(),
              ne=lambda a, b: U(a).ne(b), i32=lambda x: U(x).cast(dtypes.int32), i64=lambda x: U(x).cast(dtypes.int64),
-             Invalid=UOp.invalid())
+             Invalid=UOp.invalid(), sqrt=lambda x: U(x).sqrt(), recip=lambda x: U(x).reciprocal(), exp2=lambda x: U(x).exp2(),
+             log2=lambda x: U(x).log2(), sin=lambda x: U(x).sin(), trunc=lambda x: U(x).trunc(), pw=lambda a, b: U(a).pow(b),
+             **{n: (lambda dt: lambda x: U(x).cast(dt))(dt) for n, dt in (('i8', dtypes.int8), ('u8', dtypes.uint8),
+                ('u32', dtypes.uint32), ('f32', dtypes.float32), ('f64', dtypes.float64), ('f16', dtypes.float16), ('b', dtypes.bool))},
+             **{n: (lambda dt: lambda x: U(x).bitcast(dt))(dt) for n, dt in (('bc_u32', dtypes.uint32), ('bc_i32', dtypes.int32),
+                ('bc_f32', dtypes.float32), ('bc_u16', dtypes.uint16), ('bc_f16', dtypes.float16))})
 
 def build(spec, expr):
   env = dict(FUNCS); env.update(make_vars(spec))
