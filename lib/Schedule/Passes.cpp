@@ -5,6 +5,7 @@
 #include "Schedule/Access.h"
 #include "Schedule/Callify.h"
 #include "Schedule/Linearize.h"
+#include "Schedule/ResolveCalls.h"
 #include "Schedule/RangeifyPasses.h"
 
 namespace tgc {
@@ -103,8 +104,10 @@ void registerSchedulePasses() {
                                                      "limit-bufs",     "add-buffers",   "split-kernels"};
   r.add({"kernel-graph", "get_kernel_graph: all rangeify steps, function body -> kernel graph",
          [kernelGraphSteps] { return std::make_unique<PipelinePass>(kernelGraphSteps); }, kernelGraphSteps});
-  const std::vector<std::string> scheduleSteps = {"callify", "kernel-graph", "access", "linearize"};
-  r.add({"schedule", "the whole scheduling pipeline: callify, kernel-graph, access, linearize",
+  r.add({"resolve-calls", "CALL(LINEAR, *buffers) -> LINEAR of kernel CALLs over buffers, cross-device copies as COPY",
+         [] { return std::make_unique<FunctionPass>(resolveCalls); }});
+  const std::vector<std::string> scheduleSteps = {"callify", "kernel-graph", "linearize", "access", "resolve-calls"};
+  r.add({"schedule", "the whole scheduling pipeline: callify, kernel-graph, linearize, access, resolve-calls",
          [scheduleSteps] { return std::make_unique<PipelinePass>(scheduleSteps); }, scheduleSteps});
 }
 

@@ -4,8 +4,9 @@
 // (`rangeify-early`, `copy-to-store`, `rangeify`, `rangeify-cleanup`,
 // `limit-bufs`, `add-buffers`, `split-kernels`), `access` (per-CALL reads and
 // writes, printed with --print-after), `linearize` (kernel graph -> LINEAR of
-// CALLs), and the pipeline aliases `kernel-graph` (the rangeify steps) and
-// `schedule` (callify, kernel-graph, access, linearize).
+// CALLs), `resolve-calls` (the LINEAR over the call's buffers), and the
+// pipeline aliases `kernel-graph` (the rangeify steps) and `schedule`
+// (callify, kernel-graph, linearize, access, resolve-calls).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
