@@ -61,11 +61,6 @@ nlohmann::json meta(const std::string &name) {
   return nlohmann::json::parse(f);
 }
 
-// Cases whose kernel bodies still differ in index-expression form (valid-mask
-// simplification of padded reshapes); their kernel counts and graph structure
-// are checked, the exact bodies are reported.
-const std::set<std::string> kBodyFormDiffers = {"gr02_op_coverage", "k3_transformer_12l_train"};
-
 void checkKernelGraph(const std::string &name) {
   CAPTURE(name);
   Context ctx;
@@ -89,10 +84,6 @@ void checkKernelGraph(const std::string &name) {
   for (const UOp *c : wc) wantBodies.insert(c->src(0));
   size_t matched = 0;
   for (const UOp *c : gc) matched += wantBodies.count(c->src(0));
-  if (kBodyFormDiffers.count(name)) {
-    MESSAGE(name << ": " << matched << " of " << gc.size() << " kernel bodies equal tinygrad's");
-    return;
-  }
   CHECK(matched == gc.size());
   CHECK(got == want);
   if (got != want && gc.size() < 10) MESSAGE("--- got\n" << show(got) << "--- want\n" << show(want));
