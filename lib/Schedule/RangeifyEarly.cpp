@@ -257,6 +257,10 @@ const UOp *copyToStorePass(const UOp *sink) {
 
 const UOp *earliestRewritesPass(const UOp *sink) {
   RangeScope scope;
+  // tinygrad's multi_pm (sharded tensors) runs before this; tgc does not have it yet
+  for (const UOp *u : toposort(sink))
+    if (u->is(Op::UNSHARD) || u->is(Op::ALLREDUCE))
+      fail(u, "multi-device graphs (" + std::string(opName(u->op())) + ") are not supported by the scheduler yet");
   return rewrite(sink, earliestRewrites(), preOrder());
 }
 

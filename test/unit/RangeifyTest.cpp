@@ -130,6 +130,45 @@ TEST_CASE("rangeify: kernel counts of small fusions") {
   }
 }
 
+TEST_CASE("rangeify: very large reductions are split in two kernels") {
+  // x.sum() over 65536 elements: the input/output ratio is past 32768, so
+  // tinygrad reduces 256 chunks into a contiguous (256,) buffer first
+  Context c;
+  T t{c};
+  const UOp *x = t.tensor({65536});
+  const UOp *kg = schedule(t.sinkOf({t.reduce(x, "ADD", {0})}));
+  std::vector<const UOp *> calls;
+  ToposortOptions o;
+  o.enterCalls = false;
+  for (const UOp *u : toposort(kg, o))
+    if (u->is(Op::CALL)) calls.push_back(u);
+  REQUIRE(calls.size() == 2);
+  // the first kernel writes the partial sums: a 256-element intermediate BUFFER
+  const UOp *partial = calls[0]->src(1);
+  REQUIRE(partial->is(Op::BUFFER));
+  CHECK(shapeOf(partial) == IShape{256});
+  // a (1024,) sum stays one kernel
+  CHECK(countCalls(schedule(t.sinkOf({t.reduce(t.tensor({1024}), "ADD", {0})}))) == 1);
+}
+
+TEST_CASE("callify: a contiguous view of a buffer needs no kernel") {
+  // CONTIGUOUS of a SHRINK that reads one contiguous run of its buffer becomes
+  // a view of that buffer: no store, no kernel
+  Context c;
+  T t{c};
+  const UOp *buf = t.buffer(16);
+  const UOp *v = c.get(Op::CONTIGUOUS, dtypes::Float32, {shrink(buf, {{4, 12}})});
+  Result<CallifyResult> r = callify(t.sinkOf({v}), 100);
+  REQUIRE(r.ok());
+  CHECK(r->call->src(0)->numSrc() == 0);
+  CHECK(countCalls(kernelGraph(r->call->src(0))) == 0);
+  // a permuted view is not contiguous: it is copied by a kernel
+  const UOp *p = c.get(Op::CONTIGUOUS, dtypes::Float32, {permute(reshape(buf, {4, 4}), {1, 0})});
+  Result<CallifyResult> r2 = callify(t.sinkOf({p}), 100);
+  REQUIRE(r2.ok());
+  CHECK(countCalls(kernelGraph(r2->call->src(0))) == 1);
+}
+
 TEST_CASE("rangeify: the kernel graph of a fused reduce") {
   // out = (a+b).sum(1).reshape(2,2)*2+1 over a, b: (4,8) (pipeline-schedule.md §3.13 A)
   Context c;
