@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tgc {
@@ -31,6 +33,12 @@ struct Graph {
   std::vector<const UOp *> roots;
   std::vector<std::string> rootNames;
   std::vector<BufferFile> buffers;
+  /// call.json's `buffer_map`: [tensor node, buffer node] pairs. The document
+  /// lists these nodes besides the roots' closure, so they are kept as nodes.
+  std::vector<std::pair<const UOp *, const UOp *>> bufferMap;
+  /// Per-node keys besides op/dtype/src/arg/tag (graph.json's informational
+  /// `shape`), in document order, written back unchanged for the same node.
+  std::unordered_map<const UOp *, nlohmann::ordered_json> nodeExtra;
   /// Top-level keys of the document that tgc does not model (e.g. "tinygrad",
   /// "what", "buffer_map"), in document order, written back unchanged.
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();

@@ -1,0 +1,59 @@
+//===- FileIO.cpp ---------------------------------------------------------===//
+#include "Runtime/FileIO.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <unistd.h>
+
+namespace tgc::rt {
+
+bool readFile(const std::string &path, std::string &out, std::string &error) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    out = ss.str();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool writeFileAtomic(const std::string &path, std::string_view data, std::string &error) {
+  if (path == "-") {
+    std::cout.write(data.data(), std::streamsize(data.size()));
+    std::cout.flush();
+    return bool(std::cout);
+  }
+  // The temp file lives beside the target so that rename() stays on one file system.
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  ok = (std::fflush(f) == 0) && ok;
+  int savedErrno = errno;
+  ok = (std::fclose(f) == 0) && ok;
+  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  if (!ok) errno = savedErrno;
+  error = "cannot write '" + path + "': " + std::strerror(errno);
+  std::remove(tmp.c_str());
+  return false;
+}
+
+} // namespace tgc::rt

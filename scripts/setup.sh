@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs tgc's dependencies from Debian's packages (when missing), then
+# configures and builds tgc in ./build. Idempotent: a second run only rebuilds
+# what changed. Usage: bash scripts/setup.sh [extra cmake args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(llvm-22-dev libmlir-22-dev llvm-22-tools clang-22 lld-22 libcli11-dev nlohmann-json3-dev doctest-dev
+          libzstd-dev cmake ninja-build)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=${TGC_BUILD_DIR:-build}
+# clang-22 + lld build about 1.5x faster than g++ here (see docs/building.md).
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 "$@"
+ninja -C "$build" -j"$(nproc)"

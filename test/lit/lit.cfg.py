@@ -1,0 +1,30 @@
+# lit configuration for tgc's FileCheck tests.
+import os
+
+import lit.formats
+
+
+def configure(config):
+    config.name = "tgc"
+    config.test_format = lit.formats.ShTest(execute_external=False)
+    config.suffixes = [".tgc", ".test", ".json"]
+    config.excludes = ["Inputs"]
+    config.test_source_root = os.path.dirname(__file__)
+    config.test_exec_root = os.path.join(config.tgc_obj_root, "test", "lit")
+    config.substitutions.append(("%tgc", os.path.join(config.tgc_tools_dir, "tgc")))
+    config.substitutions.append(("%FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
+    config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
+    config.substitutions.append(("%corpus", config.tgc_corpus_dir))
+    path = [config.tgc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+    config.environment["PATH"] = os.pathsep.join(path)
+
+
+if hasattr(config, "tgc_tools_dir"):
+    configure(config)
+else:
+    # lit found this file by walking up from a test folder: load the site
+    # config CMake wrote (it re-enters this file with the build paths set).
+    site = lit_config.params.get("tgc_site_config")
+    if not site:
+        lit_config.fatal("run the suite through ctest, or pass --param tgc_site_config=<build>/test/lit/lit.site.cfg.py")
+    lit_config.load_config(config, site)

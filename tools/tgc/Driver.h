@@ -1,0 +1,41 @@
+//===- Driver.h - shared pieces of tgc's subcommands ------------*- C++ -*-===//
+#pragma once
+
+#include "IR/Diagnostic.h"
+#include "IR/Graph.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace tgc::driver {
+
+/// Exit codes scripts can rely on (documented in --help and the README).
+enum ExitCode : int {
+  kSuccess = 0,
+  kFailure = 1, ///< bad input, a failed pass, an unschedulable graph
+  kUsage = 2,   ///< bad command line
+};
+
+enum class Format { Auto, JSON, Text };
+
+/// One input document ready for the passes (a whole file, or one chunk of a
+/// --split-input-file text).
+struct InputChunk {
+  std::string_view text;
+  unsigned lineOffset = 0;
+};
+
+/// Prints a diagnostic to stderr LLVM-style.
+void report(const Diagnostic &d);
+/// Reads path ("-" = stdin) and decides its format from the extension or content.
+Result<std::string> readInput(const std::string &path);
+Format detectFormat(const std::string &path, std::string_view text);
+/// Parses one document into g. `rootSel` keeps only that root when non-empty.
+Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
+                     const std::string &rootSel, Graph &g);
+
+void addOptCommand(CLI::App &app, int &exitCode);
+
+} // namespace tgc::driver

@@ -1,0 +1,148 @@
+//===- Opt.cpp - `tgc opt`: run passes, print IR (tgc's mlir-opt) ---------===//
+#include "Driver.h"
+
+#include "IR/JSON.h"
+#include "IR/Pass.h"
+#include "IR/TextFormat.h"
+#include "Runtime/FileIO.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace tgc::driver {
+namespace {
+
+struct OptOptions {
+  std::string input = "-";
+  std::string output = "-";
+  std::string emit = "text";
+  std::string format = "auto";
+  std::string root;
+  std::string passes;
+  std::vector<std::string> printAfter;
+  bool printAfterAll = false;
+  bool splitInputFile = false;
+  bool verifyEach = false;
+  bool timePasses = false;
+  bool listPasses = false;
+};
+
+void listPasses() {
+  std::cout << "Available passes:\n";
+  for (const PassInfo *p : PassRegistry::instance().all())
+    std::cout << "  " << p->name << std::string(p->name.size() < 14 ? 14 - p->name.size() : 1, ' ')
+              << p->description << "\n";
+}
+
+std::string emitGraph(const Graph &g, const OptOptions &o) {
+  if (o.emit == "json") {
+    std::string outDir;
+    if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
+    return writeGraphJSON(g, outDir);
+  }
+  return printText(g);
+}
+
+int runOpt(const OptOptions &o) {
+  if (o.listPasses) {
+    listPasses();
+    return kSuccess;
+  }
+  Result<std::vector<const PassInfo *>> pipeline = parsePipeline(o.passes);
+  if (!pipeline) {
+    std::cerr << "tgc opt: error: " << pipeline.error().message << "\n";
+    return kUsage;
+  }
+  Result<std::string> text = readInput(o.input);
+  if (!text) {
+    report(text.error());
+    return kFailure;
+  }
+  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  if (o.splitInputFile && fmt == Format::JSON) {
+    std::cerr << "tgc opt: error: --split-input-file applies to the text form only\n";
+    return kUsage;
+  }
+
+  std::vector<InputChunk> chunks;
+  if (o.splitInputFile) {
+    for (std::string_view piece : splitInputFile(*text)) {
+      unsigned offset = 0;
+      for (const char *p = text->data(); p < piece.data(); ++p) offset += *p == '\n';
+      chunks.push_back({piece, offset});
+    }
+  } else {
+    chunks.push_back({*text, 0});
+  }
+
+  PipelineOptions popts;
+  popts.verifyEach = o.verifyEach;
+  popts.printAfter = o.printAfter;
+  popts.printAfterAll = o.printAfterAll;
+  popts.timePasses = o.timePasses;
+  popts.timingStream = &std::cerr;
+  popts.printer = [&](std::string_view pass, const Graph &g, const Pass &p) {
+    std::cerr << "// -----// IR Dump After " << pass << " //----- //\n" << printText(g);
+    std::string analysis = p.analysisText(g);
+    if (!analysis.empty()) std::cerr << analysis;
+    std::cerr << "\n";
+  };
+
+  std::string out;
+  bool failed = false;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    // Each chunk is independent, as mlir-opt's split inputs are: own context, own errors.
+    auto ctx = std::make_unique<Context>();
+    Graph g;
+    Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g);
+    if (st.ok()) st = runPipeline(g, *pipeline, popts);
+    if (!st.ok()) {
+      report(st.error());
+      failed = true;
+      continue;
+    }
+    if (i) out += "// -----\n";
+    out += emitGraph(g, o);
+  }
+  // Nothing is written when any input failed: no half-finished output file.
+  if (failed) return kFailure;
+  std::string error;
+  if (!rt::writeFileAtomic(o.output, out, error)) {
+    std::cerr << "tgc opt: error: " << error << "\n";
+    return kFailure;
+  }
+  return kSuccess;
+}
+
+} // namespace
+
+void addOptCommand(CLI::App &app, int &exitCode) {
+  auto o = std::make_shared<OptOptions>();
+  CLI::App *cmd = app.add_subcommand("opt", "Read a graph, run passes over it, print the result (tgc's mlir-opt).");
+  cmd->add_option("input", o->input, "Input graph: graph-format JSON or tgc text form ('-' = stdin)");
+  cmd->add_option("-o,--output", o->output, "Output file ('-' = stdout); written only if every step succeeds");
+  cmd->add_option("--emit", o->emit, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+  cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index), "
+                                     "e.g. kernel_graph[0]");
+  cmd->add_option("--passes", o->passes, "Comma-separated pass pipeline, e.g. verify,simplify");
+  cmd->add_option("--print-after", o->printAfter, "Print the graph (to stderr) after this pass; repeatable")
+      ->delimiter(',');
+  cmd->add_flag("--print-after-all", o->printAfterAll, "Print the graph after every pass");
+  cmd->add_flag("--split-input-file", o->splitInputFile,
+                "Treat '// -----' lines as separators between independent inputs");
+  cmd->add_flag("--verify-each", o->verifyEach, "Run the verifier after every pass");
+  cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
+  cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
+  cmd->footer("Examples:\n"
+              "  tgc opt graph.json --emit=text\n"
+              "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
+              "  tgc opt kernels.json --root=kernel_graph[0] --print-after-all --passes=verify\n"
+              "  tgc opt tests.tgc --split-input-file --passes=verify");
+  cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
+}
+
+} // namespace tgc::driver
