@@ -193,15 +193,18 @@ void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
 
 void KernelLowering::closeLoop() { scopes_.pop_back(); }
 
+// STORE(INDEX(buf, idx), v), or STORE(PARAM, v) for element 0 (an unindexed
+// access, rendered by tinygrad as `*(data0+0) = v`).
 void KernelLowering::store(const UOp *u) {
-  const UOp *target = u->src(0);
-  if (u->numSrc() != 2 || !target->is(Op::INDEX) || target->numSrc() != 2)
-    return (void)fail(u, "expected STORE(INDEX(buffer, index), value)");
-  auto [gate, idxNode] = splitGate(target->src(1));
+  const UOp *target = u->numSrc() == 2 ? u->src(0) : nullptr;
+  bool indexed = target && target->is(Op::INDEX) && target->numSrc() == 2;
+  if (!target || !(indexed || target->is(Op::PARAM)))
+    return (void)fail(u, "expected STORE(INDEX(buffer, index), value) or STORE(PARAM, value)");
+  auto [gate, idxNode] = indexed ? splitGate(target->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
   mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
-  mlir::Value idx = indexValue(idxNode);
+  mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
   mlir::Value v = operand(u->src(1), target->dtype());
-  mlir::Value base = param(target->src(0));
+  mlir::Value base = param(indexed ? target->src(0) : target);
   if (failed()) return;
   setInsertion(scopes_.size() - 1);
   if (valid) {
@@ -336,7 +339,7 @@ mlir::Value KernelLowering::emit(const UOp *u) {
 
 mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
   Op op = u->op();
-  if (op == Op::INDEX) return load(u, level);
+  if (op == Op::INDEX || op == Op::PARAM) return load(u, level);
   if (op == Op::REDUCE) return reduce(u, level);
   DType dt = u->dtype();
   if (op == Op::CAST || op == Op::BITCAST) {
@@ -374,12 +377,14 @@ mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
 
 // INDEX used as a value: a load. A gated index loads element 0 instead of an
 // out-of-bounds one and yields 0 (tinygrad's alt value) when the gate is false.
+// A PARAM used as a value is an unindexed load of element 0.
 mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
-  if (u->numSrc() != 2) return fail(u, "INDEX takes (buffer, index)");
-  auto [gate, idxNode] = splitGate(u->src(1));
+  bool indexed = u->is(Op::INDEX);
+  if (indexed && u->numSrc() != 2) return fail(u, "INDEX takes (buffer, index)");
+  auto [gate, idxNode] = indexed ? splitGate(u->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
   mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
-  mlir::Value idx = indexValue(idxNode);
-  mlir::Value base = param(u->src(0));
+  mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
+  mlir::Value base = param(indexed ? u->src(0) : u);
   if (failed()) return {};
   mlir::Value zero;
   if (valid) {

@@ -16,6 +16,7 @@
 //   INDEX(buf, WHERE(valid, idx, Invalid))
 //                        load: select(valid, idx, 0), load, select(valid, x, 0);
 //                        store: scf.if valid { store }
+//   PARAM as a value / STORE(PARAM, v)   element 0 (an unindexed access)
 //   ALU/CAST/BITCAST     Numerics.h
 // Every value is placed in the innermost loop among the RANGEs it depends on,
 // i.e. loop-invariant code is hoisted as tinygrad's linearizer does.

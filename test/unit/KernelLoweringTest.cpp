@@ -137,6 +137,17 @@ TEST_CASE("codegen: a REDUCE invariant in the outer loop, and a kernel without l
   CHECK(run.at<float>(3)[0] == 61.5f);
 }
 
+TEST_CASE("codegen: unindexed PARAM load and store access element 0") {
+  KB k;
+  DType f = dtypes::Float32;
+  const UOp *p0 = k.p(0, f, 1), *p1 = k.p(1, f, 1);
+  const UOp *kern = k.sink({k.op(Op::STORE, dtypes::Void, {p0, k.op(Op::ADD, f, {p1, k.cf(1.0)})})});
+  Run run(k.linear({k.call(kern, {buffer(k.c, 1, f, 1), buffer(k.c, 2, f, 1)})}));
+  run.at<float>(2)[0] = 41.5f;
+  run.go();
+  CHECK(run.at<float>(1)[0] == 42.5f);
+}
+
 TEST_CASE("codegen: Invalid-gated index -> guarded load (pad with 0) and guarded store") {
   KB k;
   DType f = dtypes::Float32;
