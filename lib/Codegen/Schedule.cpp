@@ -97,9 +97,6 @@ Result<LoweredModule> lowerPlan(const SchedulePlan &plan, const CodegenOptions &
   for (const ScheduleKernel &k : plan.kernels) {
     Status s = codegen::lowerKernelToMLIR(*module, k.sink, codegen::KernelSpec{k.symbol, k.numArgs, k.noalias});
     if (!s) return inKernel(s.error(), k);
-    // Kernels stay separate functions inside tgc_run: the optimizer works on
-    // one kernel at a time and tgc_run stays a flat call list.
-    module->lookupSymbol<func::FuncOp>(k.symbol)->setAttr("no_inline", UnitAttr::get(&mctx));
   }
   buildRunFunction(*module, plan, opts.runSymbol);
   LoweredModule out;
@@ -109,6 +106,14 @@ Result<LoweredModule> lowerPlan(const SchedulePlan &plan, const CodegenOptions &
   auto m = codegen::translateToLLVMIR(*module, *out.ctx, tm);
   if (!m) return m.error();
   out.module = std::move(*m);
+  // Kernels stay functions of their own: tgc_run stays a flat call list and a
+  // kernel called from many places is optimized and emitted once.
+  // Only tgc_run and the _entry wrappers are exported.
+  for (const ScheduleKernel &k : plan.kernels)
+    if (llvm::Function *f = out.module->getFunction(k.symbol)) {
+      f->addFnAttr(llvm::Attribute::NoInline);
+      f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
   if (Status s = codegen::optimizeModule(*out.module, tm, opts.target.optLevel); !s) return s.error();
   return out;
 }
