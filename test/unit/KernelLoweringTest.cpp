@@ -321,6 +321,31 @@ TEST_CASE("codegen: COPY calls, int8-arena views (BITCAST of SHRINK) and an argu
   }
 }
 
+#if defined(__x86_64__)
+TEST_CASE("codegen: loops are vectorized for the requested CPU, and schedules emit as objects") {
+  KB k;
+  DType f = dtypes::Float32;
+  const UOp *out = k.p(0, f, 1024), *a = k.p(1, f, 1024), *i = range(k.c, 1024, 0);
+  const UOp *kern = k.sink({k.end(k.store(out, i, k.op(Op::MUL, f, {k.idx(a, i), k.idx(a, i)})), {i})});
+  const UOp *lin = k.linear({k.call(kern, {buffer(k.c, 1, f, 1024), buffer(k.c, 2, f, 1024)})});
+  CodegenOptions opts;
+  opts.keepIR = true;
+  opts.target.cpu = "x86-64-v3"; // AVX2: 256-bit vectors, no AVX-512
+  auto cs = compileLinear(lin, opts);
+  REQUIRE_MESSAGE(cs.ok(), (cs.ok() ? "" : cs.error().str()));
+  const std::string &ir = (*cs)->llvmIRText();
+  CHECK(ir.find("fmul contract <8 x float>") != std::string::npos);
+  CHECK(ir.find("<16 x float>") == std::string::npos);
+  CHECK((*cs)->mlirText().find("scf.for") != std::string::npos);
+
+  auto obj = compileLinearToObject(lin, opts);
+  REQUIRE_MESSAGE(obj.ok(), (obj.ok() ? "" : obj.error().str()));
+  CHECK(obj->rfind("\x7f" "ELF", 0) == 0);
+  CHECK(obj->find("tgc_run") != std::string::npos);
+  CHECK(obj->find("k0_k_entry") != std::string::npos);
+}
+#endif
+
 TEST_CASE("codegen: malformed or unsupported kernels are diagnosed, not miscompiled") {
   KB k;
   DType f = dtypes::Float32;
