@@ -67,6 +67,7 @@ private:
 
   // Effects.
   void effect(const UOp *u);
+  void effectUnguarded(const UOp *u);
   void store(const UOp *u);
   void openLoop(const UOp *range, mlir::ValueRange iterArgs = {});
   void closeLoop();
@@ -115,6 +116,8 @@ private:
   std::map<int64_t, mlir::Value> i64s_;
   std::unordered_map<const UOp *, std::vector<const UOp *>> deps_;
   std::optional<Diagnostic> error_;
+  static constexpr unsigned kMaxDepth = 2000;
+  unsigned depth_ = 0;
 };
 
 Status KernelLowering::run() {
@@ -161,6 +164,13 @@ Status KernelLowering::run() {
 
 void KernelLowering::effect(const UOp *u) {
   if (failed()) return;
+  if (depth_ >= kMaxDepth) return (void)fail(u, "kernel effects nest deeper than " + std::to_string(kMaxDepth));
+  ++depth_;
+  effectUnguarded(u);
+  --depth_;
+}
+
+void KernelLowering::effectUnguarded(const UOp *u) {
   switch (u->op()) {
   case Op::SINK:
   case Op::GROUP:
@@ -324,6 +334,14 @@ mlir::Value KernelLowering::emit(const UOp *u) {
   if (failed()) return {};
   auto it = memo_.find(u);
   if (it != memo_.end() && memoValid(it->second)) return it->second.v;
+  // Values are emitted depth-first; bound the depth so that a pathological
+  // chain gives a diagnostic instead of exhausting the stack.
+  if (depth_ >= kMaxDepth) return fail(u, "kernel expression nests deeper than " + std::to_string(kMaxDepth) + " operations");
+  struct DepthGuard {
+    unsigned &d;
+    explicit DepthGuard(unsigned &counter) : d(counter) { ++d; }
+    ~DepthGuard() { --d; }
+  } guard(depth_);
   if (u->is(Op::CONST)) return constAt(u, u->dtype());
   if (u->is(Op::RANGE)) {
     for (const Scope &s : scopes_)
@@ -375,30 +393,44 @@ mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
   return check(u, num_.alu(op, dt, opDt, xs));
 }
 
-// INDEX used as a value: a load. A gated index loads element 0 instead of an
-// out-of-bounds one and yields 0 (tinygrad's alt value) when the gate is false.
-// A PARAM used as a value is an unindexed load of element 0.
+// INDEX used as a value: a load. A gated load yields 0 (tinygrad's alt value)
+// when the gate is false and must not touch memory then (the index may be out
+// of bounds, e.g. -1 for a padded border). When the PARAM has at least one
+// element it loads element 0 instead (branch-free, so loops still vectorize);
+// otherwise the load sits in an scf.if.
 mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
   bool indexed = u->is(Op::INDEX);
   if (indexed && u->numSrc() != 2) return fail(u, "INDEX takes (buffer, index)");
   auto [gate, idxNode] = indexed ? splitGate(u->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
+  const UOp *buf = indexed ? u->src(0) : u;
   mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
   mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
-  mlir::Value base = param(indexed ? u->src(0) : u);
+  mlir::Value base = param(buf);
   if (failed()) return {};
+  DType dt = u->dtype();
+  Type mt = memType(b_.getContext(), dt);
   mlir::Value zero;
   if (valid) {
     OpBuilder::InsertionGuard g(b_);
     setInsertion(0);
-    if (!(zero = check(u, num_.constant(tgc::Value::integer(0), u->dtype())))) return {};
+    if (!(zero = check(u, num_.constant(tgc::Value::integer(0), dt)))) return {};
   }
   setInsertion(level);
-  if (valid) idx = arith::SelectOp::create(b_, loc_, valid, idx, i64(0));
-  Type mt = memType(b_.getContext(), u->dtype());
-  mlir::Value raw = LLVM::LoadOp::create(b_, loc_, mt, address(base, idx, u->dtype()));
-  mlir::Value v = check(u, num_.fromMem(raw, u->dtype()));
-  if (v && valid) v = arith::SelectOp::create(b_, loc_, valid, v, zero);
-  return v;
+  auto loadAt = [&](mlir::Value i) { return check(u, num_.fromMem(LLVM::LoadOp::create(b_, loc_, mt, address(base, i, dt)), dt)); };
+  if (!valid) return loadAt(idx);
+  bool hasElement0 = buf->numSrc() == 1 && buf->src(0)->is(Op::CONST) && buf->src(0)->arg().isInt() && buf->src(0)->arg().getInt() > 0;
+  if (hasElement0) {
+    mlir::Value v = loadAt(arith::SelectOp::create(b_, loc_, valid, idx, i64(0)));
+    return v ? mlir::Value(arith::SelectOp::create(b_, loc_, valid, v, zero)) : v;
+  }
+  auto guard = scf::IfOp::create(b_, loc_, TypeRange{zero.getType()}, valid, /*withElseRegion=*/true);
+  b_.setInsertionPointToStart(guard.thenBlock());
+  mlir::Value v = loadAt(idx);
+  if (!v) return {};
+  scf::YieldOp::create(b_, loc_, v);
+  b_.setInsertionPointToStart(guard.elseBlock());
+  scf::YieldOp::create(b_, loc_, zero);
+  return guard.getResult(0);
 }
 
 // REDUCE(value, ranges...): nested scf.for carrying the accumulator. When the

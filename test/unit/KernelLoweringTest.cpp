@@ -161,13 +161,19 @@ TEST_CASE("codegen: Invalid-gated index -> guarded load (pad with 0) and guarded
   const UOp *odd = k.p(2, f, 5);
   const UOp *isOdd = k.op(Op::CMPNE, dtypes::Bool, {k.op(Op::FLOORMOD, dtypes::WeakInt, {i, k.ci(2)}), k.ci(0)});
   const UOp *oidx = k.op(Op::WHERE, dtypes::WeakInt, {isOdd, k.op(Op::FLOORDIV, dtypes::WeakInt, {i, k.ci(2)}), k.invalid()});
-  const UOp *kern = k.sink({k.end(k.op(Op::GROUP, dtypes::Void, {k.store(out, i, padded), k.store(odd, oidx, padded)}), {i})});
-  Run run(k.linear({k.call(kern, {buffer(k.c, 1, f, 10), buffer(k.c, 2, f, 8), buffer(k.c, 3, f, 5)})}));
+  // The same gated load through a PARAM whose size is not a single literal (shape (2, 4)) takes the scf.if path.
+  const UOp *x2 = param(k.c, 3, f, {2, 4}), *out2 = k.p(4, f, 10);
+  const UOp *padded2 = k.op(Op::ADD, f, {k.idx(x2, gidx), k.cf(0.0)});
+  const UOp *kern = k.sink({k.end(k.op(Op::GROUP, dtypes::Void, {k.store(out, i, padded), k.store(odd, oidx, padded),
+                                                                 k.store(out2, i, padded2)}), {i})});
+  const UOp *bx = buffer(k.c, 2, f, 8);
+  Run run(k.linear({k.call(kern, {buffer(k.c, 1, f, 10), bx, buffer(k.c, 3, f, 5), bx, buffer(k.c, 4, f, 10)})}));
   for (int n = 0; n < 8; ++n) run.at<float>(2)[n] = float(n + 1) * 1.5f;
   for (int n = 0; n < 5; ++n) run.at<float>(3)[n] = -1.0f;
   run.go();
   const float want[10] = {0, 1.5f, 3, 4.5f, 6, 7.5f, 9, 10.5f, 12, 0};
   for (int n = 0; n < 10; ++n) CHECK(run.at<float>(1)[n] == want[n]);
+  for (int n = 0; n < 10; ++n) CHECK(run.at<float>(4)[n] == want[n]);
   for (int n = 0; n < 5; ++n) CHECK(run.at<float>(3)[n] == want[2 * n + 1]);
 }
 
@@ -366,4 +372,8 @@ TEST_CASE("codegen: malformed or unsupported kernels are diagnosed, not miscompi
   CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, k.cf(1.0)), {i})}), {bad})})).find("outside its buffer") != std::string::npos);
   CHECK(compileError(k.linear({k.call(k.op(Op::ADD, f, {k.cf(1.0), k.cf(2.0)}), {b})})).find("unsupported CALL body") != std::string::npos);
   CHECK(compileError(k.sink({})).find("expected a LINEAR") != std::string::npos);
+  // A pathologically deep expression is refused instead of overflowing the stack.
+  const UOp *deep = k.idx(p0, i);
+  for (int n = 0; n < 5000; ++n) deep = k.op(Op::ADD, f, {deep, k.cf(double(n))});
+  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, deep), {i})}), {b})})).find("nests deeper") != std::string::npos);
 }
