@@ -4,7 +4,7 @@
 // decodes every arg/tag value form into tgc::Value, checks the dtype table
 // against tgc's dtypes, and interns the nodes in id order. nlohmann keeps no
 // source positions, so JSONPositions.cpp scans the raw text once for the
-// offsets that diagnostics point at. The inverse is JSONWriter.cpp.
+// offsets that diagnostics point at (and for nesting too deep to parse safely). The inverse is JSONWriter.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "IR/JSON.h"
@@ -173,23 +173,26 @@ private:
   size_t numNodes_ = 0;
   size_t current_ = 0; ///< id of the node being read (uop references must be below it)
   std::string err_, errPath_;
+  size_t depth_ = 0;
+  static constexpr size_t kMaxValueDepth = 200;
 };
 
 Result<Graph> Reader::read() {
+  pos_ = JSONPositions::scan(text_);
+  if (pos_.tooDeep() != JSONPositions::npos)
+    return errorAt(pos_.tooDeep(), "JSON nested deeper than " + std::to_string(JSONPositions::kMaxNesting) + " levels");
   json doc;
   try {
     doc = json::parse(text_.begin(), text_.end());
   } catch (const json::parse_error &e) {
     // nlohmann's byte is 1-based and counts the offending token's last character.
     size_t offset = tokenStart(text_, e.byte ? std::min<size_t>(e.byte - 1, text_.size()) : 0);
-    pos_ = JSONPositions::linesOnly(text_);
     std::string what = e.what();
     size_t col = what.find("column ");
     size_t colon = col == std::string::npos ? std::string::npos : what.find(": ", col);
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     return errorAt(offset, "malformed JSON: " + detail);
   }
-  pos_ = JSONPositions::scan(text_);
   if (!doc.is_object()) return errorAt(0, "a graph document must be a JSON object, not " + typeName(doc));
   if (auto d = readHeader(doc)) return *d;
 
@@ -440,6 +443,13 @@ std::optional<Diagnostic> Reader::readBufferMap(const json &pairs, Graph &g) {
 }
 
 bool Reader::decode(const json &j, Value &out) {
+  // Bounded nesting: a hostile document must not exhaust the stack here or in
+  // the recursive Value functions later.
+  struct Depth {
+    size_t &d;
+    ~Depth() { --d; }
+  } depth{++depth_};
+  if (depth_ > kMaxValueDepth) return failValue("value nested deeper than " + std::to_string(kMaxValueDepth) + " levels");
   switch (j.type()) {
   case json::value_t::null: out = Value::none(); return true;
   case json::value_t::boolean: out = Value::boolean(j.get<bool>()); return true;

@@ -2,7 +2,8 @@
 //
 // A minimal JSON scanner: it tracks strings (with escapes) and a stack of open
 // containers, each tagged with its role in the document, and records where
-// the values that diagnostics point at begin. Input is already validated.
+// the values that diagnostics point at begin. It runs before the parser, so
+// it must not trust the text: it only never reads out of bounds.
 //
 //===----------------------------------------------------------------------===//
 #include "IR/JSONPositions.h"
@@ -15,13 +16,6 @@ int JSONPositions::fieldIndex(std::string_view key) {
   for (int f = 0; f < kNumFields; ++f)
     if (kFieldNames[f] == key) return f;
   return -1;
-}
-
-JSONPositions JSONPositions::linesOnly(std::string_view text) {
-  JSONPositions p;
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') p.lineStarts_.push_back(i + 1);
-  return p;
 }
 
 JSONPositions JSONPositions::scan(std::string_view text) {
@@ -87,6 +81,7 @@ JSONPositions JSONPositions::scan(std::string_view text) {
         role = Role::Node;
       }
       stack.push_back(Frame{role, name, {}});
+      if (stack.size() > kMaxNesting && p.tooDeep_ == npos) p.tooDeep_ = i;
       pendingValue = role == Role::Nodes;
       break;
     }

@@ -31,10 +31,13 @@ public:
     size_t field[kNumFields] = {npos, npos, npos, npos, npos}; ///< where each key's value starts
   };
 
-  /// Positions in `text`, which must be valid JSON (the parser accepted it).
+  /// Nesting deeper than this is refused before parsing: nlohmann's
+  /// ordered_json copies nested values recursively and would run out of stack.
+  static constexpr size_t kMaxNesting = 256;
+
+  /// Positions in `text`. For invalid JSON only the line table and
+  /// tooDeep() are meaningful (the parser then reports the error).
   static JSONPositions scan(std::string_view text);
-  /// Only the line table: for locating a parse error in invalid JSON.
-  static JSONPositions linesOnly(std::string_view text);
 
   /// 1-based line and column (in bytes) of a byte offset.
   std::pair<unsigned, unsigned> lineCol(size_t offset) const;
@@ -43,6 +46,8 @@ public:
   /// Start of the value of `key` inside the object held by top-level `parent`
   /// (falls back to the parent's value).
   size_t sub(const std::string &parent, const std::string &key) const;
+  /// Where nesting first exceeds kMaxNesting, or npos.
+  size_t tooDeep() const { return tooDeep_; }
   /// Node `id`, or nullptr if the scan did not see it.
   const Node *node(size_t id) const { return id < nodes_.size() ? &nodes_[id] : nullptr; }
 
@@ -51,6 +56,7 @@ private:
   std::unordered_map<std::string, size_t> top_;
   std::unordered_map<std::string, size_t> sub_; ///< key: parent + '\0' + key
   std::vector<Node> nodes_;
+  size_t tooDeep_ = npos;
 };
 
 } // namespace tgc

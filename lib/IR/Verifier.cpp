@@ -20,10 +20,13 @@ namespace {
 
 bool isKernelSink(const UOp *u) { return u->is(Op::SINK) && u->arg().isObj("KernelInfo"); }
 
-/// "%12" where %12 is the node's index in its input document (or its id in the context).
+/// How a message names the node, followed by a space: "%12 " for node 12 of a
+/// JSON document (or, built in memory, the node's id in its context), nothing
+/// for a node of the text form, whose location already points at its line.
 std::string nodeRef(const UOp *u) {
   const Location *loc = u->context().location(u);
-  return "%" + std::to_string(loc && loc->nodeId >= 0 ? loc->nodeId : int64_t(u->id()));
+  if (loc && loc->nodeId < 0 && loc->line) return "";
+  return "%" + std::to_string(loc && loc->nodeId >= 0 ? loc->nodeId : int64_t(u->id())) + " ";
 }
 
 } // namespace
@@ -51,7 +54,7 @@ std::vector<Diagnostic> verify(std::span<const UOp *const> roots, const VerifyOp
   // The rules read the dtypes of sources; a node without one is reported alone.
   for (const UOp *u : order)
     if (!u->dtype() && out.size() < opts.maxErrors)
-      out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) + ": has no dtype (rule: dtype-known)"));
+      out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) + "has no dtype (rule: dtype-known)"));
   if (!out.empty()) return out;
   for (const UOp *u : order) {
     uint8_t r = region[u];
@@ -59,7 +62,7 @@ std::vector<Diagnostic> verify(std::span<const UOp *const> roots, const VerifyOp
       if (!(rule.regions & r) || (!rule.ops.empty() && !rule.ops.contains(u->op()))) continue;
       std::string what = rule.check(u);
       if (what.empty()) continue;
-      out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) + " " +
+      out.push_back(Diagnostic::at(u, "'" + std::string(opName(u->op())) + "' " + nodeRef(u) +
                                           std::string(u->dtype().name()) + ": " + what +
                                           " (rule: " + std::string(rule.name) + ")"));
       break; // one violation per node: later rules may rely on what this one checks

@@ -279,12 +279,13 @@ std::string groupSrcs(const UOp *u) {
   return "";
 }
 
+/// AFTER orders a view of storage: a movement op or one of `ok`.
 std::string afterSrc(const UOp *u, OpSet ok) {
   const UOp *x = u->src(0);
-  if (!x->isIn(ok)) return "orders " + on(x) + ", expected a movement op or one of " + srcOps(ok);
+  if (!x->isIn(ok | group::Movement)) return "orders " + on(x) + ", expected a movement op or one of " + srcOps(ok);
   return matches(x, u->dtype()) ? "" : "dtype differs from its source " + dt(x->dtype());
 }
-constexpr OpSet kAfterTensor = group::Movement | OpSet{PARAM, BUFFER, CONTIGUOUS, INDEX, AFTER, UNSHARD, BITCAST, INS};
+constexpr OpSet kAfterTensor{PARAM, BUFFER, CONTIGUOUS, INDEX, AFTER, UNSHARD, BITCAST, INS};
 std::string afterOuter(const UOp *u) { return afterSrc(u, kAfterTensor | OpSet{MSTACK, MSELECT}); }
 std::string afterKernel(const UOp *u) { return afterSrc(u, kAfterTensor); }
 

@@ -405,7 +405,7 @@ TEST_CASE("verify: diagnostics are located, counted and capped") {
 TEST_CASE("verify: malformed nodes give diagnostics, not crashes") {
   Fixture t;
   const UOp *nodt = t.ctx.get(ADD, DType(), {t.f, t.g});
-  CHECK(violation(t.sink({t.ctx.get(WHERE, F32, {nodt, t.f, t.g})})) == "'ADD' " + ref(nodt) + ": has no dtype (rule: dtype-known)");
+  CHECK(violation(t.sink({t.ctx.get(WHERE, F32, {nodt, t.f, t.g})})) == "'ADD' " + ref(nodt) + " has no dtype (rule: dtype-known)");
   // Wrong source counts stop the node's other rules (which would read missing sources).
   for (Op op : {WHERE, CMPLT, CAST, RANGE, BUFFER, PARAM, INDEX, STORE, LOAD, AFTER, CALL, GETTUPLE, PAD, RESHAPE, UNSHARD}) {
     const UOp *u = t.ctx.get(op, F32, {});

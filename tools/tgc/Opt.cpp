@@ -26,6 +26,7 @@ struct OptOptions {
   bool verifyEach = false;
   bool timePasses = false;
   bool listPasses = false;
+  bool noShapes = false;
 };
 
 void listPasses() {
@@ -36,12 +37,14 @@ void listPasses() {
 }
 
 std::string emitGraph(const Graph &g, const OptOptions &o) {
-  if (o.emit == "json") {
-    std::string outDir;
-    if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
-    return writeGraphJSON(g, outDir);
-  }
-  return printText(g);
+  // Written to a file, buffer data paths are rebased so the output still finds the data.
+  std::string outDir;
+  if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
+  if (o.emit == "json") return writeGraphJSON(g, outDir);
+  PrintOptions popts;
+  popts.outputDir = outDir;
+  popts.shapes = !o.noShapes;
+  return printText(g, popts);
 }
 
 int runOpt(const OptOptions &o) {
@@ -83,7 +86,9 @@ int runOpt(const OptOptions &o) {
   popts.timePasses = o.timePasses;
   popts.timingStream = &std::cerr;
   popts.printer = [&](std::string_view pass, const Graph &g, const Pass &p) {
-    std::cerr << "// -----// IR Dump After " << pass << " //----- //\n" << printText(g);
+    PrintOptions printOpts;
+    printOpts.shapes = !o.noShapes;
+    std::cerr << "// -----// IR Dump After " << pass << " //----- //\n" << printText(g, printOpts);
     std::string analysis = p.analysisText(g);
     if (!analysis.empty()) std::cerr << analysis;
     std::cerr << "\n";
@@ -136,6 +141,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                 "Treat '// -----' lines as separators between independent inputs");
   cmd->add_flag("--verify-each", o->verifyEach, "Run the verifier after every pass");
   cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
+  cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
   cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
   cmd->footer("Examples:\n"
               "  tgc opt graph.json --emit=text\n"

@@ -1,0 +1,95 @@
+//===- CorpusVerifyTest.cpp - the corpus against properties and the spec --===//
+//
+// The corpus is tinygrad's own output, so it is ground truth for "valid":
+// every graph document of every case must verify clean, and every graph.json
+// node's derived shape must equal the `shape` field the exporter wrote (nodes
+// without the field are the ones tinygrad gives no shape).
+//
+//===----------------------------------------------------------------------===//
+#include "IR/JSON.h"
+#include "IR/Verifier.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace tgc;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> corpusCases() {
+  std::vector<fs::path> cases;
+  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR))
+    if (e.is_directory()) cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+/// Every node the document defines: the roots' closure (arg references
+/// included) and the buffer nodes it lists besides.
+std::vector<const UOp *> documentNodes(const Graph &g) {
+  std::vector<const UOp *> roots = g.roots;
+  for (const BufferFile &b : g.buffers) roots.push_back(b.node);
+  for (const auto &[t, b] : g.bufferMap) roots.insert(roots.end(), {t, b});
+  ToposortOptions opts;
+  opts.argRefs = true;
+  return toposort(roots, opts);
+}
+
+} // namespace
+
+TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
+  std::vector<fs::path> cases = corpusCases();
+  REQUIRE_FALSE(cases.empty());
+  size_t compared = 0, shapeless = 0;
+  for (const fs::path &dir : cases) {
+    fs::path file = dir / "graph.json";
+    if (!fs::exists(file)) continue;
+    CAPTURE(file.string());
+    Context ctx;
+    Result<Graph> g = readGraphJSONFile(ctx, file.string());
+    REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+    for (const UOp *u : documentNodes(*g)) {
+      const Location *loc = ctx.location(u);
+      CAPTURE(loc ? loc->nodeId : -1);
+      CAPTURE(u->str());
+      auto extra = g->nodeExtra.find(u);
+      if (extra == g->nodeExtra.end() || !extra->second.contains("shape")) {
+        CHECK(u->shape() == nullptr);
+        CHECK(u->shapeError() == "");
+        ++shapeless;
+        continue;
+      }
+      Shape want;
+      for (const auto &d : extra->second["shape"]) want.push_back(Dim{d.get<int64_t>(), nullptr});
+      CHECK(u->shapeError() == "");
+      REQUIRE(u->shape() != nullptr);
+      CHECK(shapeStr(*u->shape()) == shapeStr(want));
+      ++compared;
+    }
+  }
+  MESSAGE(compared << " shapes compared, " << shapeless << " shapeless nodes");
+  CHECK(compared > 1000);
+}
+
+TEST_CASE("corpus: every graph document verifies clean") {
+  size_t docs = 0;
+  for (const fs::path &dir : corpusCases()) {
+    for (const char *name : {"graph.json", "call.json", "kernels.json", "linear.json"}) {
+      fs::path file = dir / name;
+      if (!fs::exists(file)) continue;
+      CAPTURE(file.string());
+      Context ctx;
+      Result<Graph> g = readGraphJSONFile(ctx, file.string());
+      REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+      std::vector<Diagnostic> errs = verify(g->roots);
+      std::string all;
+      for (const Diagnostic &d : errs) all += d.str() + "\n";
+      CHECK_MESSAGE(errs.empty(), all);
+      ++docs;
+    }
+  }
+  CHECK(docs >= 4 * 30);
+}
