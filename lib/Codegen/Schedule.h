@@ -121,13 +121,15 @@ Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOption
 /// Host storage for every buffer of a plan: 64-byte aligned, zero-filled.
 class HostBuffers {
 public:
-  explicit HostBuffers(const SchedulePlan &plan);
+  /// Allocates the buffers of `plan`; a diagnostic if memory runs out.
+  static Result<HostBuffers> allocate(const SchedulePlan &plan);
   size_t size() const { return ptrs_.size(); }
   void *data(size_t i) const { return ptrs_[i]; }
   std::span<std::byte> bytes(size_t i) const { return {static_cast<std::byte *>(ptrs_[i]), sizes_[i]}; }
   std::span<void *const> pointers() const { return ptrs_; }
 
 private:
+  HostBuffers() = default;
   struct Free {
     void operator()(void *p) const;
   };

@@ -156,16 +156,18 @@ Result<SchedulePlan> planLinear(const UOp *linear) { return Planner().run(linear
 
 void HostBuffers::Free::operator()(void *p) const { std::free(p); }
 
-HostBuffers::HostBuffers(const SchedulePlan &plan) {
+Result<HostBuffers> HostBuffers::allocate(const SchedulePlan &plan) {
+  HostBuffers hb;
   for (const ScheduleBuffer &b : plan.buffers) {
     size_t n = (std::max<size_t>(b.bytes(), 1) + 63) / 64 * 64; // kernels may read element 0 under a false gate
     void *p = std::aligned_alloc(64, n);
-    if (!p) throw std::bad_alloc();
+    if (!p) return Diagnostic::at(b.node, "cannot allocate " + std::to_string(n) + " bytes for this buffer");
     std::memset(p, 0, n);
-    storage_.emplace_back(p);
-    ptrs_.push_back(p);
-    sizes_.push_back(b.bytes());
+    hb.storage_.emplace_back(p);
+    hb.ptrs_.push_back(p);
+    hb.sizes_.push_back(b.bytes());
   }
+  return hb;
 }
 
 } // namespace tgc

@@ -55,7 +55,9 @@ struct Run {
     auto r = compileLinear(linear);
     REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().str()));
     cs = std::move(*r);
-    bufs = std::make_unique<HostBuffers>(cs->plan());
+    auto hb = HostBuffers::allocate(cs->plan());
+    REQUIRE(hb.ok());
+    bufs = std::make_unique<HostBuffers>(std::move(*hb));
   }
   template <typename T> T *at(int64_t slot) {
     int i = cs->plan().indexOfSlot(slot);
