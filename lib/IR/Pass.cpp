@@ -1,6 +1,7 @@
 //===- Pass.cpp - registry, pipeline parsing and the pass runner ----------===//
 #include "IR/Pass.h"
 
+#include "IR/Symbolic.h"
 #include "IR/Verifier.h"
 
 #include <algorithm>
@@ -34,6 +35,8 @@ void registerIRPasses() {
   PassRegistry::instance().add({"verify", "check the graph against tinygrad's spec rules", [] {
                                   return std::make_unique<FunctionPass>([](Graph &g) { return verifyGraph(g); });
                                 }});
+  PassRegistry::instance().add({"simplify", "tinygrad's symbolic simplifier (UOp.simplify) on every root",
+                                [] { return createSimplifyPass(); }});
 }
 
 Result<std::vector<const PassInfo *>> parsePipeline(std::string_view spec) {
