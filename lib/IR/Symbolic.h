@@ -31,6 +31,14 @@ const PatternMatcher &divAndModSymbolic();
 /// symbolic: the complete simplifier tinygrad's UOp.simplify() runs.
 const PatternMatcher &symbolic();
 
+/// pm_simplify_valid: a valid's clauses simplified given the earlier ones, and
+/// a gated index `cond.where(x, Invalid)` simplified given its gate.
+const PatternMatcher &pmSimplifyValid();
+/// pm_drop_and_clauses: gate clauses over none of the gated value's ranges are dropped.
+const PatternMatcher &pmDropAndClauses();
+/// uop_given_valid: `uop` simplified under the assumption that `valid` holds.
+Result<const UOp *> uopGivenValid(const UOp *valid, const UOp *uop, bool trySimplex = true);
+
 /// UOp.simplify(): u rewritten with `symbolic` to a fixed point.
 Result<const UOp *> simplify(const UOp *u);
 

@@ -4,6 +4,8 @@
 #include "IR/ExecAlu.h"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 #include <numeric>
 #include <unordered_set>
 
@@ -314,6 +316,51 @@ size_t backwardSliceSize(const UOp *u) {
 
 bool inBackwardSliceWithSelf(const UOp *x, const UOp *u) {
   return anyBelow(u, [&](const UOp *y) { return y == x; });
+}
+
+std::vector<const UOp *> rangesOf(const UOp *root) {
+  // tinygrad's range_start: the src position from which these ops close ranges
+  auto rangeStart = [](Op op) -> int {
+    switch (op) {
+    case Op::STAGE: case Op::REDUCE: case Op::END: case Op::CALL: case Op::FUNCTION: return 1;
+    case Op::WMMA: return 3;
+    case Op::LINEAR: return 0;
+    default: return -1;
+    }
+  };
+  std::unordered_map<const UOp *, std::vector<const UOp *>> memo; // _ranges, without the node itself
+  auto ranges = [&](const UOp *u) {
+    std::vector<const UOp *> r = memo.at(u);
+    if (u->is(Op::RANGE) && std::find(r.begin(), r.end(), u) == r.end()) r.insert(r.begin(), u);
+    return r;
+  };
+  std::function<void(const UOp *, std::vector<const UOp *> &)> ended = [&](const UOp *u, std::vector<const UOp *> &out) {
+    int start = rangeStart(u->op());
+    if (start >= 0) {
+      for (size_t i = size_t(start); i < u->numSrc(); ++i) out.push_back(u->src(i));
+    } else if (u->is(Op::AFTER)) {
+      for (size_t i = 1; i < u->numSrc(); ++i) ended(u->src(i), out);
+    } else if (u->is(Op::UNSHARD)) {
+      for (size_t i = 1; i < u->numSrc(); ++i) out.push_back(u->src(i));
+    }
+  };
+  for (const UOp *u : toposort(root)) {
+    std::vector<const UOp *> r;
+    auto add = [&](const UOp *x) {
+      if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+    };
+    for (const UOp *s : u->src())
+      for (const UOp *x : ranges(s)) add(x);
+    std::vector<const UOp *> closed;
+    ended(u, closed);
+    for (const UOp *er : closed) {
+      if (er->is(Op::RANGE)) std::erase(r, er);
+      else
+        for (const UOp *x : ranges(er)) std::erase(r, x);
+    }
+    memo[u] = std::move(r);
+  }
+  return ranges(root);
 }
 
 bool inBoolSlice(const UOp *x, const UOp *u) { return x->dtype().isBool() && inBackwardSliceWithSelf(x, u); }

@@ -45,6 +45,10 @@ bool inBackwardSliceWithSelf(const UOp *x, const UOp *u);
 /// x in u.bool_slice: the bool-dtype nodes of u's backward slice (u included).
 bool inBoolSlice(const UOp *x, const UOp *u);
 
+/// u.ranges: the RANGEs u is inside (those of its srcs, minus the ones it or
+/// an END/REDUCE/STAGE/CALL/... below it closes), in tinygrad's order.
+std::vector<const UOp *> rangesOf(const UOp *u);
+
 /// Python's math.gcd (non-negative) of a list of ints.
 int64_t pyGcd(std::span<const int64_t> xs);
 /// Checked int64 arithmetic: nullopt where Python's exact result leaves int64.

@@ -34,6 +34,14 @@ inline const UOp *variable(Context &c, const std::string &name, int64_t lo, int6
   return c.get(Op::BUFFER, dt, {c.get(Op::STACK, dtypes::Void, {})}, arg);
 }
 
+inline const UOp *floatVariable(Context &c, const std::string &name, double lo, double hi, DType dt) {
+  Value arg = Value::object(
+      "ParamArg", {"slot", "dtype", "vmin_vmax", "multiple_of", "name", "addrspace", "axis", "device", "volatile"},
+      {Value::integer(-1), Value::dtype(dt), Value::tuple({Value::floating(lo), Value::floating(hi)}), Value::integer(1),
+       Value::string(name), Value::enumMember("AddrSpace", "ALU"), Value(), Value(), Value::boolean(false)});
+  return c.get(Op::BUFFER, dt, {c.get(Op::STACK, dtypes::Void, {})}, arg);
+}
+
 inline const UOp *range(Context &c, int64_t end, int64_t axis) {
   return c.get(Op::RANGE, dtypes::WeakInt, {c.constInt(end)},
                Value::tuple({Value::integer(axis), Value::enumMember("AxisType", "WEAK")}));
@@ -54,7 +62,9 @@ inline std::map<std::string, const UOp *> makeVars(Context &c, const std::string
       dt = dtypes::fromName(rng.substr(at + 1));
       rng = rng.substr(0, at);
     }
-    if (size_t dots = rng.find(".."); dots != std::string::npos)
+    if (size_t dots = rng.find(".."); dots != std::string::npos && dt.isFloat())
+      out[name] = floatVariable(c, name, std::stod(rng.substr(0, dots)), std::stod(rng.substr(dots + 2)), dt);
+    else if (dots != std::string::npos)
       out[name] = variable(c, name, std::stoll(rng.substr(0, dots)), std::stoll(rng.substr(dots + 2)), dt);
     else
       out[name] = range(c, std::stoll(rng), std::stoll(name.substr(1)));
@@ -72,11 +82,14 @@ inline i128 floorDiv128(i128 x, i128 y) {
 namespace detail {
 // A Python value in an expression: an int, a bool, or a UOp.
 struct PV {
-  enum Kind { Int, Bool, U } kind = Int;
+  enum Kind { Int, Bool, U, Float } kind = Int;
   int64_t i = 0;
   UOpRef u;
-  static PV num(int64_t v) { return {Int, v, nullptr}; }
-  static PV uop(UOpRef v) { return {U, 0, v}; }
+  double f = 0;
+  static PV num(int64_t v) { return {Int, v, nullptr, 0}; }
+  static PV uop(UOpRef v) { return {U, 0, v, 0}; }
+  static PV fl(double v) { return {Float, 0, nullptr, v}; }
+  Value py() const { return kind == Bool ? Value::boolean(i) : kind == Float ? Value::floating(f) : Value::integer(i); }
 };
 
 class Parser {
@@ -92,7 +105,7 @@ public:
 private:
   UOpRef asUOp(const PV &v) {
     if (v.kind == PV::U) return v.u;
-    return makeConst(c_, v.kind == PV::Bool ? Value::boolean(v.i) : Value::integer(v.i));
+    return makeConst(c_, v.py());
   }
   void skip() {
     while (p_ < s_.size() && s_[p_] == ' ') ++p_;
@@ -101,19 +114,32 @@ private:
     skip();
     if (s_.compare(p_, tok.size(), tok) != 0) return false;
     // do not split "//" into "/" or "<<" into "<"
-    if ((tok == "<" && s_.compare(p_, 2, "<<") == 0) || (tok == ">" && s_.compare(p_, 2, ">>") == 0)) return false;
+    if (tok == "<" && (s_.compare(p_, 2, "<<") == 0 || s_.compare(p_, 2, "<=") == 0)) return false;
+    if (tok == ">" && (s_.compare(p_, 2, ">>") == 0 || s_.compare(p_, 2, ">=") == 0)) return false;
     p_ += tok.size();
     return true;
   }
   // Python's binary operator on two values.
   PV bin(const std::string &op, PV a, PV b) {
-    if (a.kind != PV::U && b.kind != PV::U) {
+    if (a.kind == PV::Float || b.kind == PV::Float) {
+      if (a.kind != PV::U && b.kind != PV::U) {
+        double x = a.kind == PV::Float ? a.f : double(a.i), y = b.kind == PV::Float ? b.f : double(b.i);
+        if (op == "+") return PV::fl(x + y);
+        if (op == "-") return PV::fl(x - y);
+        if (op == "*") return PV::fl(x * y);
+        if (op == "/") return PV::fl(x / y);
+        throw std::runtime_error("float op " + op + " not supported");
+      }
+    } else if (a.kind != PV::U && b.kind != PV::U) {
       i128 x = a.i, y = b.i;
       if (op == "+") return PV::num(int64_t(x + y));
       if (op == "-") return PV::num(int64_t(x - y));
       if (op == "*") return PV::num(int64_t(x * y));
       if (op == "//") return PV::num(int64_t(floorDiv128(x, y)));
       if (op == "<") return {PV::Bool, x < y, nullptr};
+      if (op == ">") return {PV::Bool, x > y, nullptr};
+      if (op == "<=") return {PV::Bool, x <= y, nullptr};
+      if (op == ">=") return {PV::Bool, x >= y, nullptr};
       bool bools = a.kind == PV::Bool && b.kind == PV::Bool; // Python: bool & bool is a bool
       if (op == "&") return {bools ? PV::Bool : PV::Int, int64_t(x & y), nullptr};
       if (op == "|") return {bools ? PV::Bool : PV::Int, int64_t(x | y), nullptr};
@@ -121,7 +147,7 @@ private:
       if (op == "%") return PV::num(int64_t(x - floorDiv128(x, y) * y));
       throw std::runtime_error("int op " + op + " not supported");
     }
-    auto pyConst = [&](const PV &v) { return v.kind == PV::Bool ? Value::boolean(v.i) : Value::integer(v.i); };
+    auto pyConst = [&](const PV &v) { return v.py(); };
     // an int operand becomes a const on its own side, exactly as Python's reflected operators do
     UOpRef ref = a.kind == PV::U ? a.u : b.u;
     UOpRef x = a.kind == PV::U ? a.u : ref.ufix(pyConst(a));
@@ -131,7 +157,15 @@ private:
     if (op == "*") return PV::uop(x * y);
     if (op == "//") return PV::uop(x / y);
     if (op == "%") return PV::uop(x % y);
+    if (op == "/") { // Python's true division on UOps
+      auto [p, q] = broadcasted(x, y);
+      if (p.dtype().isInt() || p.dtype().isBool()) p = p.cast(dtypes::defaultFloat());
+      return PV::uop(p.alu(Op::MUL, {q.reciprocal()}));
+    }
     if (op == "<") return PV::uop(x < y);
+    if (op == ">") return PV::uop(x > y);
+    if (op == "<=") return PV::uop(x <= y);
+    if (op == ">=") return PV::uop(x >= y);
     if (op == "!=") return PV::uop(x.ne(y));
     if (op == "&") return PV::uop(x & y);
     if (op == "|") return PV::uop(x | y);
@@ -142,7 +176,7 @@ private:
   }
   PV comparison() {
     PV a = bitor_();
-    for (const char *op : {"!=", "<"})
+    for (const char *op : {"!=", "<=", ">=", "<", ">"})
       if (eat(op)) return bin(op, a, bitor_());
     return a;
   }
@@ -182,6 +216,7 @@ private:
     while (true) {
       if (eat("*")) a = bin("*", a, unary());
       else if (eat("//")) a = bin("//", a, unary());
+      else if (eat("/")) a = bin("/", a, unary());
       else if (eat("%")) a = bin("%", a, unary());
       else return a;
     }
@@ -189,7 +224,7 @@ private:
   PV unary() {
     if (eat("-")) {
       PV v = unary();
-      return v.kind == PV::U ? PV::uop(-v.u) : PV::num(-v.i);
+      return v.kind == PV::U ? PV::uop(-v.u) : v.kind == PV::Float ? PV::fl(-v.f) : PV::num(-v.i);
     }
     return atom();
   }
@@ -209,22 +244,24 @@ private:
       return v;
     }
     if (p_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_]))) {
-      size_t n = 0;
-      int64_t v = std::stoll(s_.substr(p_), &n);
-      p_ += n;
-      return PV::num(v);
+      size_t end = p_;
+      while (end < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[end])) || s_[end] == '.')) ++end;
+      std::string num = s_.substr(p_, end - p_);
+      p_ = end;
+      if (num.find('.') != std::string::npos) return PV::fl(std::stod(num));
+      return PV::num(std::stoll(num));
     }
     size_t start = p_;
     while (p_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[p_])) || s_[p_] == '_')) ++p_;
     std::string name = s_.substr(start, p_ - start);
     if (name.empty()) throw std::runtime_error("unexpected input at " + s_.substr(start));
-    if (name == "True" || name == "False") return {PV::Bool, name == "True", nullptr};
+    if (name == "True" || name == "False") return {PV::Bool, name == "True", nullptr, 0};
     if (name == "Invalid") return PV::uop(invalidConst(c_));
     if (auto it = vars_.find(name); it != vars_.end()) return PV::uop(it->second);
     std::vector<PV> a = args();
     auto U = [&](size_t i) { return asUOp(a.at(i)); };
     auto second = [&](UOpRef ref, size_t i) {
-      return a.at(i).kind == PV::U ? a[i].u : ref.ufix(a[i].kind == PV::Bool ? Value::boolean(a[i].i) : Value::integer(a[i].i));
+      return a.at(i).kind == PV::U ? a[i].u : ref.ufix(a[i].py());
     };
     if (name == "where") {
       UOpRef ref = a.at(1).kind == PV::U ? a[1].u : a.at(2).kind == PV::U ? a[2].u : U(0);
@@ -235,6 +272,21 @@ private:
     if (name == "lnot") return PV::uop(U(0).logicalNot());
     if (name == "i32") return PV::uop(U(0).cast(dtypes::Int32));
     if (name == "i64") return PV::uop(U(0).cast(dtypes::Int64));
+    static const std::map<std::string, DType> casts = {{"i8", dtypes::Int8},     {"u8", dtypes::UInt8},
+                                                       {"u32", dtypes::UInt32},  {"f32", dtypes::Float32},
+                                                       {"f64", dtypes::Float64}, {"f16", dtypes::Float16},
+                                                       {"b", dtypes::Bool}};
+    if (auto it = casts.find(name); it != casts.end()) return PV::uop(U(0).cast(it->second));
+    static const std::map<std::string, DType> bitcasts = {
+        {"bc_u32", dtypes::UInt32}, {"bc_i32", dtypes::Int32}, {"bc_f32", dtypes::Float32}, {"bc_u16", dtypes::UInt16}, {"bc_f16", dtypes::Float16}};
+    if (auto it = bitcasts.find(name); it != bitcasts.end()) return PV::uop(U(0).bitcast(it->second));
+    if (name == "sqrt") return PV::uop(U(0).sqrt());
+    if (name == "recip") return PV::uop(U(0).reciprocal());
+    if (name == "exp2") return PV::uop(U(0).exp2());
+    if (name == "log2") return PV::uop(U(0).alu(Op::LOG2));
+    if (name == "sin") return PV::uop(U(0).alu(Op::SIN));
+    if (name == "trunc") return PV::uop(U(0).trunc());
+    if (name == "pw") return PV::uop(U(0).pow(second(U(0), 1)));
     throw std::runtime_error("unknown function " + name);
   }
 
@@ -265,6 +317,7 @@ inline std::string print(const UOp *u) {
   case Op::MAX: return "max(" + print(u->src(0)) + "," + print(u->src(1)) + ")";
   case Op::WHERE: return "where(" + print(u->src(0)) + "," + print(u->src(1)) + "," + print(u->src(2)) + ")";
   case Op::CAST: return "cast<" + std::string(u->dtype().name()) + ">(" + print(u->src(0)) + ")";
+  case Op::BITCAST: return "bitcast<" + std::string(u->dtype().name()) + ">(" + print(u->src(0)) + ")";
   default: break;
   }
   if (auto it = sym.find(u->op()); it != sym.end() && u->numSrc() == 2)
@@ -283,6 +336,9 @@ inline i128 wrap(i128 v, DType dt) {
   return i128(u);
 }
 
+/// Thrown when an expression divides by zero: its value is undefined there.
+struct DivisionByZero {};
+
 inline std::optional<i128> evaluate(const UOp *root, const std::map<const UOp *, int64_t> &env) {
   std::unordered_map<const UOp *, std::optional<i128>> memo;
   std::function<std::optional<i128>(const UOp *)> ev = [&](const UOp *u) -> std::optional<i128> {
@@ -291,8 +347,9 @@ inline std::optional<i128> evaluate(const UOp *root, const std::map<const UOp *,
     if (auto it = env.find(u); it != env.end()) r = it->second;
     else if (u->is(Op::CONST)) {
       const Value &v = u->arg();
+      // a CONST holds tinygrad's unwrapped value; it is emitted at its dtype's width
       if (v.isBool()) r = v.getBool();
-      else if (v.isInt()) r = v.getInt();
+      else if (v.isInt()) r = wrap(v.getInt(), u->dtype());
       else if (v.kind() != Value::Kind::Invalid) throw std::runtime_error("non-int const " + u->str());
     } else if (u->is(Op::WHERE)) {
       auto c = ev(u->src(0));
@@ -307,8 +364,14 @@ inline std::optional<i128> evaluate(const UOp *root, const std::map<const UOp *,
         switch (u->op()) {
         case Op::ADD: r = a + b; break;
         case Op::MUL: r = a * b; break;
-        case Op::FLOORDIV: r = floorDiv128(a, b); break;
-        case Op::FLOORMOD: r = a - floorDiv128(a, b) * b; break;
+        case Op::FLOORDIV:
+          if (b == 0) throw DivisionByZero{};
+          r = floorDiv128(a, b);
+          break;
+        case Op::FLOORMOD:
+          if (b == 0) throw DivisionByZero{};
+          r = a - floorDiv128(a, b) * b;
+          break;
         case Op::CMPLT: r = a < b; break;
         case Op::CMPNE: r = a != b; break;
         case Op::CMPEQ: r = a == b; break;
@@ -351,13 +414,22 @@ inline std::string str128(i128 v) {
   return neg ? "-" + s : s;
 }
 
-inline std::string bruteForceDiff(const UOp *a, const UOp *b) {
+/// With `refines`, an Invalid value of `a` may become anything in `b` (a gate
+/// may be dropped), but every valid value of `a` must stay.
+inline std::string bruteForceDiff(const UOp *a, const UOp *b, bool refines = false) {
   auto vars = leaves({a, b});
   std::map<const UOp *, int64_t> env;
   for (auto &[v, r] : vars) env[v] = r.first;
   while (true) {
-    auto x = evaluate(a, env), y = evaluate(b, env);
-    if (x != y) {
+    std::optional<i128> x;
+    bool defined = true;
+    try {
+      x = evaluate(a, env);
+    } catch (DivisionByZero) {
+      defined = false; // the input has no value here: any result is right
+    }
+    auto y = defined ? evaluate(b, env) : std::nullopt;
+    if (defined && x != y && !(refines && !x)) {
       std::string s;
       for (auto &[v, val] : env) s += print(v) + "=" + std::to_string(val) + " ";
       return s + ": " + (x ? str128(*x) : "Invalid") + " != " + (y ? str128(*y) : "Invalid");
