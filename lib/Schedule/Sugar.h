@@ -17,6 +17,7 @@
 #include "IR/GraphRewrite.h"
 #include "IR/UOp.h"
 #include "IR/UOpBuilder.h"
+#include "Schedule/Ranges.h"
 
 #include <memory>
 #include <optional>
@@ -177,39 +178,5 @@ bool deviceStartsWith(const UOp *u, std::initializer_list<std::string_view> pref
 /// tinygrad's broadcast_axes(src_shape, out_shape).
 std::vector<size_t> broadcastAxes(const IShape &src, const IShape &out);
 bool inBackwardSlice(const UOp *needle, const UOp *root, bool enterCalls = false);
-/// tinygrad's UOp.toposort(gate): a node for which gate() is false is neither
-/// descended into nor listed (unlike tgc::toposort, which lists it).
-std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
-                                       bool enterCalls = true);
-
-/// tinygrad's `ranges` / `ended_ranges`, memoized per node. The lists keep
-/// tinygrad's dict order (sources left to right).
-class RangeCache {
-public:
-  const std::vector<const UOp *> &ranges(const UOp *u);
-  static std::vector<const UOp *> endedRanges(const UOp *u);
-  /// `UOp.sink(*us).ranges`: the ranges of several nodes, deduplicated in order.
-  std::vector<const UOp *> rangesOf(const std::vector<const UOp *> &us);
-
-private:
-  const std::vector<const UOp *> &innerRanges(const UOp *u);
-  std::unordered_map<const UOp *, std::vector<const UOp *>> inner_, full_;
-};
-
-/// Makes one RangeCache current while a pass runs, so that every node's
-/// ranges are computed once (nodes are immutable, so the answers stay valid).
-/// Nested scopes share the outermost cache.
-class RangeScope {
-public:
-  RangeScope();
-  ~RangeScope();
-  RangeScope(const RangeScope &) = delete;
-  RangeScope &operator=(const RangeScope &) = delete;
-
-private:
-  std::unique_ptr<RangeCache> own_;
-};
-/// The current RangeScope's cache (fails outside of one).
-RangeCache &rangeCache();
 
 } // namespace tgc::rangeify
