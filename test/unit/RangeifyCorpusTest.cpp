@@ -177,6 +177,31 @@ bool memoryPlanned(const std::string &name) {
 
 } // namespace
 
+// A case tinygrad fails to schedule fails in tgc's pipeline with tinygrad's message.
+void checkScheduleError(const std::string &name) {
+  CAPTURE(name);
+  static bool registered = [] {
+    registerSchedulePasses();
+    return true;
+  }();
+  (void)registered;
+  Context ctx;
+  Result<Graph> g = readGraphJSONFile(ctx, caseDir(name) + "/graph.json");
+  REQUIRE(g.ok());
+  Result<std::vector<const PassInfo *>> pipeline = parsePipeline("schedule");
+  REQUIRE(pipeline.ok());
+  Status st = runPipeline(*g, *pipeline, PipelineOptions{});
+  REQUIRE(!st.ok());
+  std::string want = meta(name)["error"].value("message", "");
+  CHECK(!want.empty());
+  CHECK(st.error().message.find(want) != std::string::npos);
+}
+
+TEST_CASE("schedule corpus: tinygrad's scheduling errors") {
+  for (const std::string &n : casesWith({"j"}))
+    if (meta(n).value("status", "") == "error") checkScheduleError(n);
+}
+
 TEST_CASE("schedule corpus: graph.json to linear.json") {
   for (const std::string &n : casesWith({"a", "b", "c", "d", "gr", "j"})) {
     if (meta(n).value("status", "") != "ok" || memoryPlanned(n)) continue;
