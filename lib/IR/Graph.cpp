@@ -2,6 +2,7 @@
 #include "IR/Graph.h"
 
 #include <charconv>
+#include <filesystem>
 
 namespace tgc {
 
@@ -12,6 +13,16 @@ const UOp *Graph::root(std::string_view key) const {
   auto [p, ec] = std::from_chars(key.data(), key.data() + key.size(), idx);
   if (ec == std::errc() && p == key.data() + key.size() && idx < roots.size()) return roots[idx];
   return nullptr;
+}
+
+std::string Graph::dataPathFrom(const std::string &file, const std::string &outputDir) const {
+  namespace fs = std::filesystem;
+  if (outputDir.empty() || file.empty()) return file;
+  fs::path target = fs::path(file).is_absolute() ? fs::path(file) : fs::path(baseDir.empty() ? "." : baseDir) / file;
+  std::error_code ec;
+  fs::path rel = fs::relative(target, outputDir, ec);
+  if (ec || rel.empty()) return fs::absolute(target, ec).lexically_normal().string();
+  return rel.string();
 }
 
 } // namespace tgc

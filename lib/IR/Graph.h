@@ -45,6 +45,12 @@ struct Graph {
   std::string path;    ///< where the document was read from ("" if built in memory)
   std::string baseDir; ///< directory that relative data file paths are relative to
 
+  /// A buffer data file path (as written in the document, relative to
+  /// baseDir) as seen from outputDir: relative where possible, else absolute.
+  /// Unchanged when outputDir is empty. Used by both writers so a written
+  /// document still finds its data.
+  std::string dataPathFrom(const std::string &file, const std::string &outputDir) const;
+
   /// The root named `name`, or the root with that index ("0", "kernel_graph[0]").
   const UOp *root(std::string_view nameOrIndex) const;
 };

@@ -147,7 +147,6 @@ private:
     else if (v.kind() != Value::Kind::UOp)
       for (const Value &e : v.items()) noteDTypes(e);
   }
-  std::string bufferPath(const std::string &file) const;
 
   const Graph &g_;
   const std::string &outputDir_;
@@ -261,16 +260,6 @@ void Writer::value(std::string &out, const Value &v) {
   }
 }
 
-std::string Writer::bufferPath(const std::string &file) const {
-  namespace fs = std::filesystem;
-  if (outputDir_.empty() || file.empty()) return file;
-  fs::path target = fs::path(file).is_absolute() ? fs::path(file) : fs::path(g_.baseDir.empty() ? "." : g_.baseDir) / file;
-  std::error_code ec;
-  fs::path rel = fs::relative(target, outputDir_, ec);
-  if (ec || rel.empty()) return fs::absolute(target, ec).lexically_normal().string();
-  return rel.string();
-}
-
 std::string Writer::write() {
   // Every node the document mentions: the roots' closure, then the
   // buffer_map and buffer nodes (normally already inside it).
@@ -317,7 +306,7 @@ std::string Writer::write() {
       appendString(out, b.device);
       out += std::string(",\"allocated\":") + (b.allocated ? "true" : "false") + ",\"file\":";
       if (b.file.empty()) out += "null";
-      else appendString(out, bufferPath(b.file));
+      else appendString(out, g_.dataPathFrom(b.file, outputDir_));
       out += '}';
     }
     out += '}';

@@ -29,12 +29,16 @@ namespace tgc {
 
 struct PrintOptions {
   /// Append each node's derived shape (`: [8, 16]`) where it has one.
-  bool shapes = false;
+  bool shapes = true;
+  /// Where the text will be written: relative buffer file paths are rebased
+  /// from Graph::baseDir to it (as writeGraphJSON does). Empty: kept as they are.
+  std::string outputDir;
 };
 
 /// The text form of `g`: one `graph` block holding every node reachable from
 /// the roots (through sources and arg references), named %0, %1, ... in
-/// toposort order, then the buffer table, then the roots.
+/// toposort order, then per-node attributes, the buffer table, the
+/// buffer_map and (unless the last node is the only root) the roots.
 std::string printText(const Graph &g, const PrintOptions &opts = {});
 
 /// Parses a text document into one Graph (the roots of all its blocks, in

@@ -64,6 +64,8 @@ bool Parser::parseBlock(Context &ctx, Graph &g) {
     std::string_view kw = lexIdent();
     if (kw == "buffer") {
       if (!parseBuffer(g)) return false;
+    } else if (kw == "buffer_map") {
+      if (!parseBufferMap(g)) return false;
     } else if (kw == "attributes") {
       if (!parseAttributes(g)) return false;
     } else if (kw == "roots") {
@@ -71,7 +73,7 @@ bool Parser::parseBlock(Context &ctx, Graph &g) {
       hasRootsLine = true;
     } else {
       pos_ = at.offset;
-      return fail(at, "expected a node definition (%name = ...), 'buffer', 'attributes', 'roots' or '}', found " +
+      return fail(at, "expected a node definition (%name = ...), 'attributes', 'buffer', 'buffer_map', 'roots' or '}', found " +
                           (kw.empty() ? found() : "'" + std::string(kw) + "'"));
     }
   }
@@ -242,7 +244,16 @@ bool Parser::parseBuffer(Graph &g) {
 }
 
 bool Parser::parseAttributes(Graph &g) {
+  // `attributes {json}` holds document keys; `attributes %name {json}` a node's extra keys.
   skipSpaces();
+  const UOp *node = nullptr;
+  std::string nodeName;
+  if (peek() == '%') {
+    size_t nameStart = pos_;
+    if (!parseRef(node)) return false;
+    nodeName = std::string(text_.substr(nameStart, pos_ - nameStart));
+    skipSpaces();
+  }
   Pos at = here();
   size_t end = text_.find('\n', pos_);
   if (end == std::string_view::npos) end = text_.size();
@@ -261,12 +272,32 @@ bool Parser::parseAttributes(Graph &g) {
     return fail(p, "malformed attributes JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
   }
   if (!j.is_object()) return fail(at, "attributes must be a JSON object");
-  for (auto &[key, value] : j.items()) {
-    if (g.extra.contains(key)) return fail(at, "attribute '" + key + "' is given twice");
-    g.extra[key] = value;
+  if (node) {
+    if (!g.nodeExtra.emplace(node, std::move(j)).second)
+      return fail(at, "attributes of " + nodeName + " are given twice");
+  } else {
+    for (auto &[key, value] : j.items()) {
+      if (g.extra.contains(key)) return fail(at, "attribute '" + key + "' is given twice");
+      g.extra[key] = value;
+    }
   }
   pos_ = end;
   return expectLineEnd("the attributes");
+}
+
+bool Parser::parseBufferMap(Graph &g) {
+  const UOp *tensor = nullptr, *buffer = nullptr;
+  skipSpaces();
+  if (peek() != '%') return fail(here(), "expected the tensor node (%name) after 'buffer_map', found " + found());
+  if (!parseRef(tensor)) return false;
+  skipSpaces();
+  if (!startsWith("->")) return fail(here(), "expected '->' in 'buffer_map %tensor -> %buffer', found " + found());
+  pos_ += 2;
+  skipSpaces();
+  if (peek() != '%') return fail(here(), "expected the buffer node (%name) after '->', found " + found());
+  if (!parseRef(buffer)) return false;
+  g.bufferMap.emplace_back(tensor, buffer);
+  return expectLineEnd("the buffer_map line");
 }
 
 bool Parser::parseRoots(Graph &g) {

@@ -148,6 +148,7 @@ private:
   bool parseShapeAnnotation(std::vector<std::optional<int64_t>> &dims);
   bool parseBuffer(Graph &g);
   bool parseAttributes(Graph &g);
+  bool parseBufferMap(Graph &g);
   bool parseRoots(Graph &g);
   bool isTagKeyword() const {
     if (!startsWith("tag")) return false;
@@ -163,6 +164,8 @@ private:
   unsigned line_;
   std::optional<Diagnostic> error_;
   std::unordered_map<std::string, NameDef> scope_; ///< names of the current block
+  static constexpr unsigned kMaxValueDepth = 200;
+  unsigned depth_ = 0; ///< current nesting of parseValue
 };
 
 

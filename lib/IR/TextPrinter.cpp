@@ -8,6 +8,7 @@
 #include "IR/TextFormat.h"
 
 #include <cctype>
+#include <filesystem>
 #include <unordered_map>
 
 namespace tgc {
@@ -33,9 +34,10 @@ public:
 
   std::string print() {
     if (g_.roots.empty()) return "";
-    // Buffer nodes normally lie under the roots; any that do not are printed too,
-    // so every buffer line refers to a defined name.
+    // Buffer and buffer_map nodes normally lie under the roots; any that do not
+    // are printed too, so every line refers to a defined name.
     std::vector<const UOp *> starts(g_.roots);
+    for (const auto &[tensor, buffer] : g_.bufferMap) starts.insert(starts.end(), {tensor, buffer});
     for (const BufferFile &b : g_.buffers)
       if (b.node) starts.push_back(b.node);
     ToposortOptions topts;
@@ -47,17 +49,27 @@ public:
     bool shortForm = g_.roots.size() == 1 && order.back() == g_.roots[0] && !g_.rootNames.empty() &&
                      isPlainName(g_.rootNames[0]);
     out_ = "graph @" + (shortForm ? g_.rootNames[0] : std::string("graph")) + " {\n";
-    // One line of JSON; invalid UTF-8 (impossible in parsed JSON) is replaced rather than thrown on.
-    if (!g_.extra.empty())
-      out_ += "  attributes " + g_.extra.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    if (!g_.extra.empty()) out_ += "  attributes " + jsonLine(g_.extra) + "\n";
     for (const UOp *u : order) printNode(u);
+    // Per-node keys of the JSON document (graph.json's informational `shape`)
+    // follow the nodes, so that the node lines stay readable.
+    for (const UOp *u : order)
+      if (auto it = g_.nodeExtra.find(u); it != g_.nodeExtra.end())
+        out_ += "  attributes " + names_.at(u) + " " + jsonLine(it->second) + "\n";
     for (const BufferFile &b : g_.buffers) printBuffer(b);
+    for (const auto &[tensor, buffer] : g_.bufferMap)
+      out_ += "  buffer_map " + names_.at(tensor) + " -> " + names_.at(buffer) + "\n";
     if (!shortForm) printRoots();
     out_ += "}\n";
     return std::move(out_);
   }
 
 private:
+  /// One line of JSON; invalid UTF-8 (impossible in parsed JSON) is replaced rather than thrown on.
+  static std::string jsonLine(const nlohmann::ordered_json &j) {
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+
   void printNode(const UOp *u) {
     out_ += "  " + names_.at(u) + " = " + std::string(opName(u->op())) + " " +
             std::string(u->dtype() ? u->dtype().name() : "?");
@@ -79,7 +91,7 @@ private:
 
   void printBuffer(const BufferFile &b) {
     if (!b.node) return;
-    out_ += "  buffer " + names_.at(b.node) + " " + quoteString(b.file);
+    out_ += "  buffer " + names_.at(b.node) + " " + quoteString(g_.dataPathFrom(b.file, opts_.outputDir));
     if (b.dtype) out_ += " dtype=" + Value::dtype(b.dtype).toString();
     out_ += " numel=" + std::to_string(b.numel) + " device=" + quoteString(b.device) +
             " allocated=" + (b.allocated ? "True" : "False") + "\n";
@@ -95,7 +107,7 @@ private:
   }
 
   const Graph &g_;
-  [[maybe_unused]] const PrintOptions &opts_; // read only when shapes can be derived
+  const PrintOptions &opts_;
   std::unordered_map<const UOp *, std::string> names_;
   std::function<std::string(const UOp *)> nameOf_;
   std::string out_;

@@ -18,6 +18,12 @@ namespace text_detail {
 bool Parser::parseValue(Value &out) {
   skipSpaces();
   Pos at = here();
+  // Values nest by recursion; bound it so that hostile input cannot exhaust the stack.
+  if (depth_ >= kMaxValueDepth) return valueError(at, "nested more than " + std::to_string(kMaxValueDepth) + " levels deep");
+  struct DepthGuard {
+    unsigned &depth;
+    ~DepthGuard() { --depth; }
+  } guard{++depth_};
   char c = peek();
   std::vector<Value> items;
   auto item = [&] {

@@ -3,7 +3,9 @@
 
 #include "IR/UOp.h"
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <charconv>
 #include <cstdio>
@@ -274,7 +276,14 @@ std::string Value::toString(const std::function<std::string(const tgc::UOp *)> *
   }
   case Kind::Invalid: return "Invalid";
   case Kind::Callable: return "callable(" + quoteString(payload_->text) + ")";
-  case Kind::Repr: return "repr(" + payload_->cls + ", " + quoteString(payload_->text) + ")";
+  case Kind::Repr: {
+    // The class is written bare when it reads back as a (dotted) name, quoted otherwise ("f.<locals>.C").
+    const std::string &c = payload_->cls;
+    bool bare = !c.empty() && std::all_of(c.begin(), c.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
+    });
+    return "repr(" + (bare ? c : quoteString(c)) + ", " + quoteString(payload_->text) + ")";
+  }
   }
   return "?";
 }

@@ -93,6 +93,7 @@ TEST_CASE("text values: every form reads back equal, with the spelling of the do
       {Value::invalid(), "Invalid"},
       {Value::callable("Tensor.relu.<locals>.f"), "callable(\"Tensor.relu.<locals>.f\")"},
       {Value::repr("ndarray", "array([1, 2])"), "repr(ndarray, \"array([1, 2])\")"},
+      {Value::repr("f.<locals>.C", ""), "repr(\"f.<locals>.C\", \"\")"},
   };
   for (const Case &c : cases) {
     CAPTURE(c.text);
@@ -110,7 +111,6 @@ TEST_CASE("text values: every form reads back equal, with the spelling of the do
   CHECK(parseValue("1e3")->getFloat() == 1000.0);
   // Spacing is free inside a value.
   CHECK(*parseValue("( 1 ,2 )") == Value::tuple({Value::integer(1), Value::integer(2)}));
-  CHECK(*parseValue("repr(\"weird name\", \"t\")") == Value::repr("weird name", "t"));
 }
 
 TEST_CASE("text values: malformed values are diagnosed at their column") {
@@ -137,6 +137,9 @@ TEST_CASE("text values: malformed values are diagnosed at their column") {
   CHECK(err("%x") == "1: use of undefined name %x");
   CHECK(err("1 2") == "3: unexpected '2' after the value");
   CHECK(err("!") == "1: malformed value: expected a value, found '!'");
+  // Deep nesting is an error, not a stack overflow.
+  CHECK(err(std::string(100000, '[')) == "201: malformed value: nested more than 200 levels deep");
+  CHECK(parseValue(std::string(150, '[') + std::string(150, ']')).ok());
 }
 
 TEST_CASE("text: a hand-written graph parses into the nodes it spells") {
@@ -196,7 +199,42 @@ TEST_CASE("text: the printer names nodes in toposort order and writes the docume
                          "  %4 = NOOP void %2 tag=()\n"
                          "  %5 = SINK void (%2, %3, %4)\n"
                          "}\n";
-  CHECK(printText(g) == expected);
+  PrintOptions noShapes;
+  noShapes.shapes = false;
+  CHECK(printText(g, noShapes) == expected);
+}
+
+TEST_CASE("text: shapes are printed after ':' and checked when parsed") {
+  Context ctx;
+  const UOp *n = ctx.constInt(8);
+  const UOp *x = ctx.get(Op::BUFFER, dtypes::Float32, {n}, paramArg(0, dtypes::Float32, Value::string("CPU")));
+  const UOp *shape = ctx.get(Op::STACK, dtypes::WeakInt, {ctx.constInt(2), ctx.constInt(4)});
+  const UOp *r = ctx.get(Op::RESHAPE, dtypes::Float32, {x, shape});
+  const UOp *red = ctx.get(Op::REDUCE, dtypes::Float32, {r}, Value::tuple({Value::enumMember("Ops", "ADD"), Value::integer(1)}));
+  Graph g;
+  g.roots = {ctx.get(Op::SINK, dtypes::Void, {red})};
+  g.rootNames = {"sink"};
+  std::string text = printText(g);
+  // Shapes as format §6 defines them: CONST (), BUFFER (numel,), STACK (count,), RESHAPE its operand,
+  // REDUCE drops the first n axes; SINK has none.
+  CHECK(text.find("%0 = CONST weakint 8 : []\n") != std::string::npos);
+  CHECK(text.find("%1 = BUFFER float32 (%0) ParamArg(") != std::string::npos);
+  CHECK(text.find("volatile=False) : [8]\n") != std::string::npos);
+  CHECK(text.find("%4 = STACK weakint (%2, %3) : [2]\n") != std::string::npos);
+  CHECK(text.find("%5 = RESHAPE float32 (%1, %4) : [2, 4]\n") != std::string::npos);
+  CHECK(text.find("%6 = REDUCE float32 (%5) (Ops.ADD, 1) : [4]\n") != std::string::npos);
+  CHECK(text.find("%7 = SINK void (%6)\n") != std::string::npos);
+  Result<Graph> back = parseText(ctx, text, "s.tgc");
+  REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error().str()));
+  CHECK(back->roots == g.roots);
+
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 16 : [4]\n}\n") ==
+        "2:27: shape annotation [4] of %0 does not match its derived shape []");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 2\n  %1 = STACK weakint (%0, %0) : [?]\n}\n") ==
+        "3:33: shape annotation [?] of %1 does not match its derived shape [2]");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 2\n  %1 = STACK weakint (%0, %0) : [2]\n}\n") == "<parsed>");
+  // Nodes without a shape take any annotation unchecked.
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 2\n  %1 = SINK void (%0) : [3]\n}\n") == "<parsed>");
 }
 
 TEST_CASE("text: print then parse gives the same interned graph, names, buffers and attributes") {
@@ -217,6 +255,9 @@ TEST_CASE("text: print then parse gives the same interned graph, names, buffers 
   g.extra["tinygrad"] = "35456af6";
   g.extra["buffer_map"] = nlohmann::ordered_json::array({nlohmann::ordered_json::array({1, 2})});
   g.extra["what"] = "a \"quoted\" // thing";
+  g.bufferMap = {{add, b}, {inv, c}};
+  g.nodeExtra[add] = {{"shape", {8}}, {"note", "x"}};
+  g.nodeExtra[n] = {{"shape", nlohmann::ordered_json::array()}};
 
   std::string text = printText(g);
   Result<Graph> back = parseText(ctx, text, "rt.tgc");
@@ -234,6 +275,9 @@ TEST_CASE("text: print then parse gives the same interned graph, names, buffers 
   }
   CHECK(back->extra == g.extra);
   CHECK(back->extra.begin().key() == "tinygrad"); // key order is kept
+  CHECK(back->bufferMap == g.bufferMap);
+  CHECK(back->nodeExtra == g.nodeExtra);
+  CHECK(back->nodeExtra.at(add).begin().key() == "shape");
   CHECK(printText(*back) == text);
 
   // In a fresh context the graph is rebuilt node for node.
@@ -307,7 +351,15 @@ TEST_CASE("text errors: each is reported at its exact line and column") {
         "2:20: malformed attributes JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
   CHECK(parseError("graph @g {\n  attributes [1]\n  %0 = CONST weakint 1\n}\n") == "2:14: attributes must be a JSON object");
   CHECK(parseError("graph @g {\n  frobnicate\n}\n") ==
-        "2:3: expected a node definition (%name = ...), 'buffer', 'attributes', 'roots' or '}', found 'frobnicate'");
+        "2:3: expected a node definition (%name = ...), 'attributes', 'buffer', 'buffer_map', 'roots' or '}', "
+        "found 'frobnicate'");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer_map %0 %0\n}\n") ==
+        "3:17: expected '->' in 'buffer_map %tensor -> %buffer', found '%'");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer_map %0 -> %1\n}\n") == "3:20: use of undefined name %1");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  attributes %0 {}\n  attributes %0 {\"a\": 1}\n}\n") ==
+        "4:17: attributes of %0 are given twice");
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  attributes %0 5\n}\n") ==
+        "3:17: attributes must be a JSON object");
 
   // The redefinition points back at the first definition.
   Context ctx;

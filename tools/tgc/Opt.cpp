@@ -37,12 +37,12 @@ void listPasses() {
 }
 
 std::string emitGraph(const Graph &g, const OptOptions &o) {
-  if (o.emit == "json") {
-    std::string outDir;
-    if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
-    return writeGraphJSON(g, outDir);
-  }
+  // Written to a file, buffer data paths are rebased so the output still finds the data.
+  std::string outDir;
+  if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
+  if (o.emit == "json") return writeGraphJSON(g, outDir);
   PrintOptions popts;
+  popts.outputDir = outDir;
   popts.shapes = !o.noShapes;
   return printText(g, popts);
 }

@@ -7,6 +7,7 @@
 #include "Driver.h"
 
 #include "IR/Pass.h"
+#include "Schedule/Passes.h"
 
 #include <iostream>
 
@@ -17,6 +18,7 @@
 int main(int argc, char **argv) {
   using namespace tgc;
   registerIRPasses();
+  registerSchedulePasses();
 
   CLI::App app{"tgc: an ahead-of-time compiler for tinygrad's UOp graphs.\n\n"
                "Reads a model graph (tinygrad's graph-format JSON, or tgc's text form) and runs the\n"

@@ -1,0 +1,400 @@
+//===- Linearize.cpp - order the kernels of a kernel graph -----------------===//
+//
+// Mirrors the reference revision's create_schedule
+// (tinygrad/schedule/__init__.py; pipeline-schedule.md §5.3):
+//  1. kernels: the CALL/END sources of every AFTER, in toposort order;
+//  2. a kernel depends on every kernel in the ancestry of every state it takes
+//     as an argument (used or not), and AFTER-on-AFTER deps add the ancestry
+//     of the AFTER deps to the AFTER's kernels;
+//  3. write-after-read: a kernel that writes buffer B and is not in the
+//     ancestry of the state of B some other kernel reads must run after it;
+//  4. Kahn's algorithm, ties broken by kernel order, so the result is
+//     deterministic; kernels left over form a cycle, which is reported.
+// Writes come only from access analysis: an AFTER returned by a kernel is
+// ordering, not evidence that the kernel wrote it.
+//
+// The contract's sets (the ancestry of every node, the deps of every kernel)
+// take nodes x kernels bits. Instead, Kahn's algorithm runs on a graph with
+// one extra "ancestry node" per graph node, whose inputs are its sources'
+// ancestry nodes and, for a kernel, the kernel itself: a kernel's deps are
+// then edges from the ancestry nodes of its states. Ancestry nodes complete
+// the moment their last input does, so every kernel is released at the same
+// step, in the same order, as with the sets: a kernel is released when the
+// last kernel in its deps runs, which is the same kernel whether the deps
+// are given as a set or through edges whose transitive closure is that set.
+// Write-after-read needs "is w in anc(state)", answered by Ancestry.h.
+//
+//===----------------------------------------------------------------------===//
+#include "Schedule/Linearize.h"
+
+#include "Schedule/Access.h"
+#include "Schedule/Ancestry.h"
+#include "Schedule/Storage.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tgc::sched {
+
+namespace {
+
+bool gateKernelSink(const UOp *u) { return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo")); }
+
+class Scheduler {
+public:
+  explicit Scheduler(const UOp *root) : root_(root) {}
+  Result<const UOp *> run();
+
+private:
+  using Id = uint32_t; // a node of the ordering graph: kernel k is k, the ancestry node of graph node p is n + p
+
+  Id ancestryNode(const UOp *u) const { return Id(kernels_.size()) + anc_->position(u); }
+  bool inAncestry(const UOp *u, size_t k) const { return anc_->reaches(u, kernels_[k]); }
+  void addEdge(Id from, Id to) { edges_.emplace_back(from, to); }
+  void addAncestryExcept(const UOp *dep, size_t k);
+  const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
+  std::string kernelName(size_t k) const;
+  std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
+                                       const std::vector<bool> &done) const;
+  Diagnostic cycleError(const std::vector<bool> &done);
+  std::string explainEdge(size_t before, size_t after);
+  const UOp *emitCall(size_t k) const;
+
+  const UOp *root_;
+  std::vector<const UOp *> afters_, kernels_;
+  std::unordered_map<const UOp *, size_t> kernelIndex_;
+  std::optional<Ancestry> anc_;
+  std::vector<std::pair<Id, Id>> edges_;
+  std::vector<size_t> argStateBegin_;                     // per kernel, into argStates_
+  std::vector<std::pair<size_t, const UOp *>> argStates_; // (argument, state)
+  std::vector<CallAccess> access_;
+};
+
+/// deps[k] |= anc(dep) - {k} where k is in anc(dep): everything dep's ancestry
+/// reaches except through k itself. Nodes whose ancestry lacks k contribute
+/// their ancestry node; the others contribute themselves if they are kernels
+/// and their sources.
+void Scheduler::addAncestryExcept(const UOp *dep, size_t k) {
+  const UOp *target = kernels_[k];
+  std::vector<const UOp *> region, work{dep};
+  std::unordered_set<const UOp *> seen{dep};
+  while (!work.empty()) {
+    const UOp *u = work.back();
+    work.pop_back();
+    region.push_back(u);
+    for (const UOp *s : Ancestry::deps(u))
+      if (anc_->position(s) >= anc_->position(target) && seen.insert(s).second) work.push_back(s);
+  }
+  std::sort(region.begin(), region.end(),
+            [&](const UOp *a, const UOp *b) { return anc_->position(a) < anc_->position(b); });
+  std::unordered_set<const UOp *> hasK; // region nodes with k in their ancestry
+  for (const UOp *u : region) {
+    bool has = u == target;
+    for (const UOp *s : Ancestry::deps(u)) has = has || hasK.count(s);
+    if (has) hasK.insert(u);
+  }
+  work.assign(1, dep);
+  seen = {dep};
+  while (!work.empty()) {
+    const UOp *u = work.back();
+    work.pop_back();
+    if (!hasK.count(u)) {
+      addEdge(ancestryNode(u), Id(k));
+      continue;
+    }
+    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end() && it->second != k) addEdge(Id(it->second), Id(k));
+    for (const UOp *s : Ancestry::deps(u))
+      if (seen.insert(s).second) work.push_back(s);
+  }
+}
+
+std::string Scheduler::kernelName(size_t k) const {
+  std::string s = "kernel " + std::to_string(k);
+  const UOp *body = callOf(k)->numSrc() ? callOf(k)->src(0) : nullptr;
+  if (body && body->arg().field("name") && body->arg().field("name")->kind() == Value::Kind::Str)
+    s += " '" + body->arg().field("name")->str() + "'";
+  else if (body)
+    s += " (" + std::string(opName(body->op())) + ")";
+  if (const Location *loc = kernels_[k]->context().location(kernels_[k])) s += " at " + loc->str();
+  return s;
+}
+
+/// Why kernel `after` must run after kernel `before` (one edge of deps).
+std::string Scheduler::explainEdge(size_t before, size_t after) {
+  std::string b = kernelName(before), a = kernelName(after);
+  for (size_t i = argStateBegin_[after]; i < argStateBegin_[after + 1]; ++i) {
+    const auto &[arg, st] = argStates_[i];
+    if (inAncestry(st, before))
+      return a + " runs after " + b + ": its argument " + std::to_string(arg) + ", " + storageName(st) +
+             ", depends on " + b;
+  }
+  for (const UOp *u : afters_) {
+    bool orders = false;
+    for (size_t i = 1; i < u->numSrc(); ++i) orders |= u->src(i) == kernels_[after];
+    if (!orders) continue;
+    for (size_t i = 1; i < u->numSrc(); ++i)
+      if (u->src(i)->is(Op::AFTER) && inAncestry(u->src(i), before))
+        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " +
+               b;
+  }
+  // Otherwise a write-after-read edge: `after` writes storage that `before` reads.
+  const UOp *call = callOf(before);
+  for (int64_t slot : access_[before].ins) {
+    Result<std::vector<const UOp *>> states = bufferStates(call->src(size_t(slot) + 1));
+    if (!states) continue;
+    for (const UOp *st : *states) {
+      const UOp *buf = bufUop(st);
+      for (int64_t w : access_[after].outs) {
+        Result<std::vector<const UOp *>> ws = bufferStates(callOf(after)->src(size_t(w) + 1));
+        if (!ws) continue;
+        for (const UOp *wst : *ws)
+          if (bufUop(wst) == buf && !inAncestry(st, after))
+            return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
+                   storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
+      }
+    }
+  }
+  return a + " runs after " + b;
+}
+
+/// The lowest-numbered kernel in deps[k] that did not run: kernel parents of k
+/// and kernel inputs of the ancestry nodes above k that did not complete (a
+/// completed ancestry node has only kernels that ran above it).
+std::optional<size_t> Scheduler::firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
+                                                 const std::vector<bool> &done) const {
+  const size_t n = kernels_.size();
+  std::optional<size_t> best;
+  std::vector<Id> work{Id(k)};
+  std::vector<bool> seen(parents.size(), false);
+  while (!work.empty()) {
+    Id x = work.back();
+    work.pop_back();
+    for (Id p : parents[x]) {
+      if (done[p] || seen[p]) continue;
+      seen[p] = true;
+      if (p < n)
+        best = std::min(best.value_or(p), size_t(p));
+      else
+        work.push_back(p);
+    }
+  }
+  return best;
+}
+
+Diagnostic Scheduler::cycleError(const std::vector<bool> &done) {
+  std::vector<std::vector<Id>> parents(done.size());
+  for (const auto &[from, to] : edges_) parents[to].push_back(from);
+  // Walk from a blocked kernel to one of its blocked deps until a kernel repeats.
+  size_t start = 0;
+  while (done[start]) ++start;
+  std::vector<size_t> path;
+  std::unordered_map<size_t, size_t> pos;
+  size_t k = start;
+  while (!pos.count(k)) {
+    pos[k] = path.size();
+    path.push_back(k);
+    k = firstBlockedDep(k, parents, done).value_or(k);
+  }
+  // path[pos[k]..] is a cycle in which each kernel depends on the next one.
+  std::vector<size_t> cycle(path.begin() + std::ptrdiff_t(pos[k]), path.end());
+  std::reverse(cycle.begin(), cycle.end()); // now each kernel must run before the next
+  Diagnostic d = Diagnostic::at(kernels_[cycle[0]], "cycle detected in assign graph");
+  size_t blocked = size_t(std::count(done.begin(), done.begin() + std::ptrdiff_t(kernels_.size()), false));
+  std::string names;
+  for (size_t c : cycle) names += kernelName(c) + " -> ";
+  d.notes.push_back(std::to_string(blocked) +
+                    " kernels cannot be ordered; in this cycle each must run before the next: " + names +
+                    kernelName(cycle[0]));
+  for (size_t i = 0; i < cycle.size(); ++i) d.notes.push_back(explainEdge(cycle[i], cycle[(i + 1) % cycle.size()]));
+  return d;
+}
+
+const UOp *Scheduler::emitCall(size_t k) const {
+  const UOp *call = callOf(k);
+  std::vector<const UOp *> bufs;
+  for (size_t i = 1; i < call->numSrc(); ++i)
+    if (!isBoundVar(call->src(i))) bufs.push_back(bufUop(unwrapSrc(call->src(i))));
+  const UOp *body = call->src(0);
+  std::unordered_set<const UOp *> distinct(bufs.begin(), bufs.end());
+  if (body->is(Op::SINK) && distinct.size() != bufs.size()) {
+    // Storage passed twice: a PARAM takes the first slot holding its storage
+    // when an otherwise identical PARAM already sits there. The order is
+    // fixed, so the kernel may see one pointer.
+    ToposortOptions opts;
+    opts.enterCalls = false;
+    std::unordered_set<const UOp *> params;
+    for (const UOp *u : toposort(body, opts))
+      if (u->is(Op::PARAM) && paramSlot(u) && *paramSlot(u) >= 0) params.insert(u);
+    std::unordered_map<const UOp *, const UOp *> subs;
+    for (const UOp *p : params) {
+      size_t slot = size_t(*paramSlot(p));
+      if (slot >= bufs.size()) continue;
+      size_t first = size_t(std::find(bufs.begin(), bufs.end(), bufs[slot]) - bufs.begin());
+      if (first == slot) continue;
+      const UOp *q = withParamSlot(p, int64_t(first));
+      if (params.count(q)) subs.emplace(p, q);
+    }
+    if (!subs.empty()) body = substitute(body, subs);
+  }
+  static const Value callInfo =
+      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
+                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  std::vector<const UOp *> src{body};
+  src.insert(src.end(), bufs.begin(), bufs.end());
+  return call->context().get(Op::CALL, dtypes::Void, std::move(src), callInfo);
+}
+
+Result<const UOp *> Scheduler::run() {
+  ToposortOptions gated;
+  gated.gate = gateKernelSink;
+  for (const UOp *u : toposort(root_, gated)) {
+    if (!u->is(Op::AFTER)) continue;
+    afters_.push_back(u);
+    for (size_t i = 1; i < u->numSrc(); ++i) {
+      const UOp *s = u->src(i);
+      if ((s->is(Op::CALL) || s->is(Op::END)) && kernelIndex_.emplace(s, kernels_.size()).second) kernels_.push_back(s);
+    }
+  }
+  const size_t n = kernels_.size();
+  std::vector<const UOp *> indexRoots(afters_);
+  indexRoots.insert(indexRoots.end(), kernels_.begin(), kernels_.end());
+  anc_.emplace(indexRoots);
+  const std::vector<const UOp *> &nodes = anc_->nodes();
+
+  // Ancestry nodes: anc(u) is u (if a kernel) and the ancestry of its sources.
+  for (const UOp *u : nodes) {
+    for (const UOp *s : Ancestry::deps(u)) addEdge(ancestryNode(s), ancestryNode(u));
+    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end()) addEdge(Id(it->second), ancestryNode(u));
+  }
+
+  std::vector<std::pair<size_t, const UOp *>> reads; // (reader kernel, state read)
+  std::unordered_map<const UOp *, std::vector<size_t>> writers; // storage -> kernels writing it, ascending
+
+  // Data and ordering dependencies, and the accesses.
+  argStateBegin_.push_back(0);
+  for (size_t k = 0; k < n; ++k) {
+    if (kernels_[k]->is(Op::END) && (!kernels_[k]->numSrc() || !kernels_[k]->src(0)->is(Op::CALL)))
+      return Diagnostic::at(kernels_[k],
+                            "END in a kernel graph must wrap a CALL, not Ops." +
+                                std::string(opName(kernels_[k]->numSrc() ? kernels_[k]->src(0)->op() : Op::NOOP)));
+    const UOp *call = callOf(k);
+    std::vector<std::vector<const UOp *>> statesPerArg;
+    for (size_t i = 1; i < call->numSrc(); ++i) {
+      Result<std::vector<const UOp *>> states = bufferStates(call->src(i));
+      if (!states) return states.error();
+      for (const UOp *st : *states) {
+        addEdge(ancestryNode(st), Id(k));
+        argStates_.emplace_back(i - 1, st);
+      }
+      statesPerArg.push_back(std::move(*states));
+    }
+    argStateBegin_.push_back(argStates_.size());
+    Result<CallAccess> acc = callAccess(call);
+    if (!acc) return acc.error();
+    for (int64_t slot : acc->ins)
+      for (const UOp *st : statesPerArg[size_t(slot)]) reads.emplace_back(k, st);
+    for (int64_t slot : acc->outs)
+      for (const UOp *st : statesPerArg[size_t(slot)]) {
+        std::vector<size_t> &ws = writers[bufUop(st)];
+        if (ws.empty() || ws.back() != k) ws.push_back(k);
+      }
+    access_.push_back(std::move(*acc));
+  }
+  // Explicit AFTER-on-AFTER ordering.
+  for (const UOp *u : afters_)
+    for (size_t i = 1; i < u->numSrc(); ++i) {
+      const UOp *dep = u->src(i);
+      if (!dep->is(Op::AFTER)) continue;
+      for (size_t j = 1; j < u->numSrc(); ++j) {
+        auto it = kernelIndex_.find(u->src(j));
+        if (it == kernelIndex_.end()) continue;
+        if (inAncestry(dep, it->second))
+          addAncestryExcept(dep, it->second);
+        else
+          addEdge(ancestryNode(dep), Id(it->second));
+      }
+    }
+  // Write-after-read: a writer outside the read state's ancestry would destroy
+  // the contents the reader needs, so it runs after the reader.
+  for (const auto &[k, st] : reads) {
+    auto it = writers.find(bufUop(st));
+    if (it == writers.end()) continue;
+    for (size_t w : it->second)
+      if (w != k && !inAncestry(st, w)) addEdge(Id(k), Id(w));
+  }
+
+  // Kahn's algorithm. Kernels wait in a FIFO queue; an ancestry node completes
+  // as soon as its inputs have, and the kernels one step releases join the
+  // queue in kernel order, so ties resolve by it.
+  const size_t total = n + nodes.size();
+  std::vector<uint32_t> inDegree(total, 0), childBegin(total + 1, 0), children(edges_.size());
+  for (const auto &[from, to] : edges_) {
+    ++inDegree[to];
+    ++childBegin[from + 1];
+  }
+  for (size_t x = 0; x < total; ++x) childBegin[x + 1] += childBegin[x];
+  {
+    std::vector<uint32_t> fill(childBegin.begin(), childBegin.end() - 1);
+    for (const auto &[from, to] : edges_) children[fill[from]++] = to;
+  }
+  std::vector<bool> done(total, false);
+  std::vector<Id> released, cascade;
+  auto complete = [&](Id x) {
+    cascade.assign(1, x);
+    while (!cascade.empty()) {
+      Id y = cascade.back();
+      cascade.pop_back();
+      done[y] = true;
+      for (uint32_t c = childBegin[y]; c < childBegin[y + 1]; ++c) {
+        Id z = children[c];
+        if (--inDegree[z] != 0) continue;
+        if (z < n)
+          released.push_back(z);
+        else
+          cascade.push_back(z);
+      }
+    }
+  };
+  std::vector<Id> sources;
+  for (Id x = 0; x < total; ++x)
+    if (inDegree[x] == 0) sources.push_back(x);
+  for (Id x : sources) {
+    if (x < n)
+      released.push_back(x);
+    else
+      complete(x);
+  }
+  std::deque<Id> queue;
+  std::vector<const UOp *> calls;
+  while (true) {
+    std::sort(released.begin(), released.end());
+    queue.insert(queue.end(), released.begin(), released.end());
+    released.clear();
+    if (queue.empty()) break;
+    Id k = queue.front();
+    queue.pop_front();
+    calls.push_back(emitCall(k));
+    complete(k);
+  }
+  if (calls.size() != n) return cycleError(done);
+  return root_->context().get(Op::LINEAR, dtypes::Void, std::move(calls));
+}
+
+} // namespace
+
+Result<const UOp *> linearize(const UOp *kernelGraph) { return Scheduler(kernelGraph).run(); }
+
+Status LinearizePass::run(Graph &g) {
+  for (const UOp *&root : g.roots) {
+    if (root->is(Op::LINEAR)) continue;
+    Result<const UOp *> linear = linearize(root);
+    if (!linear) return linear.error();
+    root = *linear;
+  }
+  return Status::success();
+}
+
+} // namespace tgc::sched

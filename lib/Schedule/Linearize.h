@@ -1,0 +1,34 @@
+//===- Linearize.h - kernel graph to a LINEAR of CALLs ----------*- C++ -*-===//
+//
+// Schedule linearization (pipeline-schedule.md §5.3, the reference revision's
+// create_schedule): orders the kernels of a kernel graph so that every kernel
+// runs after the kernels its argument states descend from and after its AFTER
+// ordering deps, and every read runs before any other write that would destroy
+// the contents it needs. When no such order exists it reports a cycle instead
+// of letting a kernel read overwritten data.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "IR/Diagnostic.h"
+#include "IR/Pass.h"
+#include "IR/UOp.h"
+
+namespace tgc::sched {
+
+/// The LINEAR of CALLs that runs the kernels of `kernelGraph` (usually its
+/// SINK) in a valid order. The CALLs take their arguments' storage (BUFFER or
+/// PARAM), bound-variable arguments dropped; SINK bodies that received the same
+/// storage twice use one PARAM for it where an identical one exists. Fails
+/// with "cycle detected in assign graph" (naming the kernels and buffers in a
+/// cycle) or with an access-analysis error.
+Result<const UOp *> linearize(const UOp *kernelGraph);
+
+/// The `linearize` pass: replaces every root that is not already a LINEAR by
+/// its schedule.
+class LinearizePass : public Pass {
+public:
+  Status run(Graph &g) override;
+};
+
+} // namespace tgc::sched
