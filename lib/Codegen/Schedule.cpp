@@ -73,7 +73,10 @@ void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::stri
     for (const ScheduleArg &a : c.args) args.push_back(address(a));
     if (c.kind == ScheduleCall::Kind::Copy) {
       mlir::Value len = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(c.args[0].bytes));
-      LLVM::MemcpyOp::create(b, loc, args[0], args[1], len, /*isVolatile=*/false);
+      if (c.args[0].buffer == c.args[1].buffer) // views of one buffer may overlap
+        LLVM::MemmoveOp::create(b, loc, args[0], args[1], len, /*isVolatile=*/false);
+      else
+        LLVM::MemcpyOp::create(b, loc, args[0], args[1], len, /*isVolatile=*/false);
     } else {
       func::CallOp::create(b, loc, plan.kernels[c.kernel].symbol, TypeRange{}, args);
     }
