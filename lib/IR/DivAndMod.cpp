@@ -22,13 +22,16 @@ namespace {
 
 using Err = std::optional<Diagnostic>;
 
+// u is a well-formed binary `op` node (hostile input may have other src counts).
+bool isBinary(const UOp *u, Op op) { return u->is(op) && u->numSrc() == 2; }
+
 // _quotient_base: the B with q == B//div and B%div == base%div, or null.
 UOpRef quotientBase(const UOp *q0, const UOp *base, int64_t div) {
   auto [q, s] = popConst(q0);
   auto [num, a] = popConst(base);
-  if (!q->is(Op::FLOORDIV) || !isIntConst(q->src(1))) return nullptr;
+  if (!isBinary(q, Op::FLOORDIV) || !isIntConst(q->src(1))) return nullptr;
   int64_t qd = UOpRef(q->src(1)).val(), D;
-  if (div > 0 && num->is(Op::FLOORDIV) && isIntConst(num->src(1)) && checkedMul(UOpRef(num->src(1)).val(), div) == qd) {
+  if (div > 0 && isBinary(num, Op::FLOORDIV) && isIntConst(num->src(1)) && checkedMul(UOpRef(num->src(1)).val(), div) == qd) {
     int64_t c = UOpRef(num->src(1)).val();
     auto ac = checkedMul(a, c);
     if (!ac) return nullptr;
@@ -58,7 +61,7 @@ const UOp *sym::foldAddDivmodRecombine(const UOp *x) {
   std::vector<UOpRef> terms = splitUOp(x, Op::ADD);
   for (size_t i = 0; i < terms.size(); ++i) {
     auto [mod, mul] = popConst(terms[i], Op::MUL);
-    if (!mod->is(Op::FLOORMOD) || !isIntConst(mod->src(1))) continue;
+    if (!isBinary(mod, Op::FLOORMOD) || !isIntConst(mod->src(1))) continue;
     UOpRef base = mod->src(0);
     int64_t div = UOpRef(mod->src(1)).val();
     auto scaleWanted = checkedMul(div, mul);
@@ -70,7 +73,7 @@ const UOp *sym::foldAddDivmodRecombine(const UOp *x) {
       for (size_t k = 0; k < terms.size(); ++k)
         if (k != i && k != j) rest.push_back(terms[k]);
       if (UOpRef b = quotientBase(q, base, div)) return (b * mul).usum(rest);
-      if (q->is(Op::FLOORMOD) && isIntConst(q->src(1)) && UOpRef(q->src(1)).val() > 0) {
+      if (isBinary(q, Op::FLOORMOD) && isIntConst(q->src(1)) && UOpRef(q->src(1)).val() > 0) {
         int64_t d = UOpRef(q->src(1)).val();
         auto dd = checkedMul(div, d);
         if (!dd) continue;
@@ -135,6 +138,7 @@ bool provablyPositive(UOpRef k, Err &err) {
 }
 
 UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
+  if (dNode->numSrc() != 2) return nullptr; // malformed: the verifier reports it
   UOpRef d = dNode, x = dNode->src(0), y = dNode->src(1);
   bool isMod = d->is(Op::FLOORMOD);
   Context &ctx = d.ctx();
@@ -157,7 +161,7 @@ UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
   if (isIntConst(y) && y.val() > 0) {
     int64_t c = y.val();
     // nested_div: (x%(k*c))//c -> (x//c)%k
-    if (!isMod && x->is(Op::FLOORMOD))
+    if (!isMod && isBinary(x, Op::FLOORMOD))
       if (UOpRef k = divides(x->src(1), c)) {
         if (provablyPositive(k, err)) return (UOpRef(x->src(0)) / y) % k;
         if (err) return nullptr;
@@ -167,7 +171,7 @@ UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
       std::vector<UOpRef> newXs;
       bool changed = false;
       for (UOpRef u : uopsNoConst) {
-        if (u->is(Op::FLOORMOD) && divides(u->src(1), c)) u = u->src(0), changed = true;
+        if (isBinary(u, Op::FLOORMOD) && divides(u->src(1), c)) u = u->src(0), changed = true;
         newXs.push_back(u);
       }
       if (changed) return (usum(newXs) + cst) % y;
@@ -188,8 +192,11 @@ UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
       if (r * 2 == c || terms.size() == 1) remChoices.push_back({r, r - c});
       else remChoices.push_back({std::llabs(r - c) < std::llabs(r) ? r - c : r});
     }
+    // tinygrad enumerates every combination; with many tied terms that is
+    // exponential (tinygrad would not finish), so stop after kMaxChoices.
+    constexpr size_t kMaxChoices = 256;
     std::vector<size_t> pick(terms.size(), 0);
-    while (true) {
+    for (size_t tried = 0; tried < kMaxChoices; ++tried) {
       std::vector<UOpRef> parts;
       for (size_t i = 0; i < terms.size(); ++i) parts.push_back(remChoices[i][pick[i]] * terms[i]);
       UOpRef rem = pySum(ctx, parts) + floorMod(cst, c);

@@ -28,8 +28,9 @@ struct ParsedValid {
 
 // parse_valid: X <= c or X >= c from one clause of a valid.
 std::optional<ParsedValid> parseValid(UOpRef v) {
+  if (v->numSrc() != 2) return std::nullopt;
   if (v->is(Op::CMPNE) && isIntConst(v->src(1)) && UOpRef(v->src(1)).val() == 1 && v->src(0)->is(Op::CMPLT) &&
-      v->src(0)->src(0)->dtype().isInt())
+      v->src(0)->numSrc() == 2 && v->src(0)->src(0)->dtype().isInt())
     return ParsedValid{v->src(0)->src(0), false, UOpRef(v->src(0)->src(1)).vmin()}; // (X < c) != True: X >= c
   if (v->is(Op::CMPLT) && v->src(0)->dtype().isInt()) {
     if (isIntConst(v->src(0))) return ParsedValid{v->src(1), false, UOpRef(v->src(0)).val() + 1}; // c < X: X >= c+1
@@ -110,7 +111,8 @@ Result<const UOp *> uopGivenValid(const UOp *valid, const UOp *uopIn, bool trySi
       if (err) return *err;
       if (allSame(newuops)) {
         uop = newuops[0];
-      } else if (uop->is(Op::STACK) && uop->numSrc() == 2) {
+      } else if (uop->is(Op::STACK) && uop->numSrc() == 2 &&
+                 std::all_of(newuops.begin(), newuops.end(), [](UOpRef n) { return n->numSrc() == 2; })) {
         auto same = [&](size_t k) {
           return std::all_of(newuops.begin(), newuops.end(), [&](UOpRef n) { return n->src(k) == newuops[0]->src(k); });
         };

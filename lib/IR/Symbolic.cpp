@@ -260,6 +260,7 @@ std::vector<Rule> sym::symbolicPhase2Rules() {
       rule(UPat(Op::AFTER).named("x"),
            [](Match &m) -> const UOp * {
              UOpRef x = m["x"];
+             if (x->numSrc() == 0) return nullptr;
              const OpSet effects{Op::RANGE, Op::STORE, Op::CALL, Op::FUNCTION, Op::BARRIER, Op::END, Op::LINEAR, Op::STAGE};
              std::vector<const UOp *> src{x->src(0)};
              auto add = [&](const UOp *y) {

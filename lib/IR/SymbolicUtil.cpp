@@ -4,7 +4,6 @@
 #include "IR/ExecAlu.h"
 
 #include <algorithm>
-#include <functional>
 #include <unordered_map>
 #include <numeric>
 #include <unordered_set>
@@ -49,17 +48,32 @@ std::vector<UOpRef> splitUOp(const UOp *u, Op sep) {
   return out;
 }
 
-int64_t constFactor(const UOp *u) {
+// These helpers recurse on the expression like tinygrad's (whose recursion is
+// bounded by Python's limit of ~1000 frames). Past kMaxDepth they give the
+// conservative answer ("no known factor", "cannot divide") instead of
+// overflowing the stack on a hostile, very deep input.
+constexpr int kMaxDepth = 2000;
+
+static int64_t constFactorAt(const UOp *u, int depth);
+static UOpRef dividesAt(const UOp *u, int64_t v, int depth);
+static UOpRef divideExactAt(const UOp *u, const UOp *v, int depth);
+
+int64_t constFactor(const UOp *u) { return constFactorAt(u, 0); }
+UOpRef divides(const UOp *u, int64_t v) { return dividesAt(u, v, 0); }
+UOpRef divideExact(const UOp *u, const UOp *v) { return divideExactAt(u, v, 0); }
+
+static int64_t constFactorAt(const UOp *u, int depth) {
+  if (depth > kMaxDepth) return 1;
   switch (u->op()) {
   case Op::CONST: return isIntConst(u) ? intVal(u) : 1;
   case Op::STACK: {
     std::vector<int64_t> fs;
-    for (const UOp *s : u->src()) fs.push_back(constFactor(s));
+    for (const UOp *s : u->src()) fs.push_back(constFactorAt(s, depth + 1));
     return pyGcd(fs);
   }
   case Op::ADD: {
     if (u->numSrc() != 2) return 1;
-    int64_t fs[2] = {constFactor(u->src(0)), constFactor(u->src(1))};
+    int64_t fs[2] = {constFactorAt(u->src(0), depth + 1), constFactorAt(u->src(1), depth + 1)};
     return pyGcd(fs);
   }
   case Op::MUL:
@@ -74,9 +88,9 @@ int64_t constFactor(const UOp *u) {
   }
 }
 
-UOpRef divides(const UOp *u, int64_t v) {
+static UOpRef dividesAt(const UOp *u, int64_t v, int depth) {
   if (v == 1) return u;
-  if (v == 0) return nullptr;
+  if (v == 0 || depth > kMaxDepth) return nullptr;
   UOpRef x(u);
   switch (u->op()) {
   case Op::CONST:
@@ -86,7 +100,7 @@ UOpRef divides(const UOp *u, int64_t v) {
   case Op::STACK: {
     std::vector<const UOp *> srcs;
     for (const UOp *s : u->src()) {
-      UOpRef d = divides(s, v);
+      UOpRef d = dividesAt(s, v, depth + 1);
       if (!d) return nullptr;
       srcs.push_back(d);
     }
@@ -94,16 +108,16 @@ UOpRef divides(const UOp *u, int64_t v) {
   }
   case Op::ADD: {
     if (u->numSrc() != 2) return nullptr;
-    UOpRef d0 = divides(u->src(0), v);
+    UOpRef d0 = dividesAt(u->src(0), v, depth + 1);
     if (!d0) return nullptr;
-    UOpRef d1 = divides(u->src(1), v);
+    UOpRef d1 = dividesAt(u->src(1), v, depth + 1);
     if (!d1) return nullptr;
     return d0 + d1;
   }
   case Op::MUL:
     if (u->numSrc() != 2) return nullptr;
-    if (UOpRef d0 = divides(u->src(0), v)) return d0 * UOpRef(u->src(1));
-    if (UOpRef d1 = divides(u->src(1), v)) return UOpRef(u->src(0)) * d1;
+    if (UOpRef d0 = dividesAt(u->src(0), v, depth + 1)) return d0 * UOpRef(u->src(1));
+    if (UOpRef d1 = dividesAt(u->src(1), v, depth + 1)) return UOpRef(u->src(0)) * d1;
     return nullptr;
   case Op::PARAM: case Op::BUFFER:
     if (const Value *m = u->arg().field("multiple_of"); m && m->isInt() && floorMod(m->getInt(), v) == 0) return x / v;
@@ -162,14 +176,15 @@ UOpRef gcd(std::span<const UOpRef> uops) {
   return *acc;
 }
 
-UOpRef divideExact(const UOp *u, const UOp *v) {
+static UOpRef divideExactAt(const UOp *u, const UOp *v, int depth) {
   UOpRef x(u);
   if (u == v) return x.constLike(1);
-  if (isIntConst(v)) return divides(u, intVal(v));
+  if (isIntConst(v)) return dividesAt(u, intVal(v), depth);
+  if (depth > kMaxDepth) return nullptr;
   if (u->is(Op::ADD) && u->numSrc() == 2) {
-    UOpRef s0 = divideExact(u->src(0), v);
+    UOpRef s0 = divideExactAt(u->src(0), v, depth + 1);
     if (!s0) return nullptr;
-    UOpRef s1 = divideExact(u->src(1), v);
+    UOpRef s1 = divideExactAt(u->src(1), v, depth + 1);
     if (!s1) return nullptr;
     return s0 + s1;
   }
@@ -334,14 +349,20 @@ std::vector<const UOp *> rangesOf(const UOp *root) {
     if (u->is(Op::RANGE) && std::find(r.begin(), r.end(), u) == r.end()) r.insert(r.begin(), u);
     return r;
   };
-  std::function<void(const UOp *, std::vector<const UOp *> &)> ended = [&](const UOp *u, std::vector<const UOp *> &out) {
-    int start = rangeStart(u->op());
-    if (start >= 0) {
-      for (size_t i = size_t(start); i < u->numSrc(); ++i) out.push_back(u->src(i));
-    } else if (u->is(Op::AFTER)) {
-      for (size_t i = 1; i < u->numSrc(); ++i) ended(u->src(i), out);
-    } else if (u->is(Op::UNSHARD)) {
-      for (size_t i = 1; i < u->numSrc(); ++i) out.push_back(u->src(i));
+  // ended_ranges; AFTER ends what its deps end (walked with a stack: AFTERs can nest deeply)
+  auto ended = [&](const UOp *top, std::vector<const UOp *> &out) {
+    std::vector<const UOp *> stack{top};
+    while (!stack.empty()) {
+      const UOp *u = stack.back();
+      stack.pop_back();
+      int start = rangeStart(u->op());
+      if (start >= 0) {
+        for (size_t i = size_t(start); i < u->numSrc(); ++i) out.push_back(u->src(i));
+      } else if (u->is(Op::AFTER)) {
+        for (size_t i = u->numSrc(); i-- > 1;) stack.push_back(u->src(i));
+      } else if (u->is(Op::UNSHARD)) {
+        for (size_t i = 1; i < u->numSrc(); ++i) out.push_back(u->src(i));
+      }
     }
   };
   for (const UOp *u : toposort(root)) {

@@ -326,3 +326,53 @@ TEST_CASE("symbolic: the brute-force check catches a wrong result") {
   CHECK(bruteForceDiff(in, parseExpr(c, vars, "r0 + r1 // 8")) == "");
   CHECK(bruteForceDiff(parseExpr(c, vars, "where(r0 < 2, r1, Invalid)"), vars["r1"]) != "");
 }
+
+TEST_CASE("symbolic: malformed nodes are left alone, not crashed on") {
+  Context c;
+  auto vars = makeVars(c, "r0:4 a:0..9");
+  UOpRef r0 = vars["r0"], a = vars["a"], four = c.constInt(4);
+  std::vector<const UOp *> bad = {
+      c.get(Op::FLOORDIV, dtypes::WeakInt, {r0}),
+      c.get(Op::FLOORMOD, dtypes::WeakInt, {}),
+      c.get(Op::ADD, dtypes::WeakInt, {r0, a, four}),
+      c.get(Op::MUL, dtypes::WeakInt, {r0}),
+      c.get(Op::AFTER, dtypes::WeakInt, {}),
+      c.get(Op::WHERE, dtypes::WeakInt, {r0 < 2, r0}),
+      c.get(Op::CMPLT, dtypes::Bool, {r0}),
+      c.get(Op::RANGE, dtypes::WeakInt, {}),
+      c.get(Op::CONST, dtypes::WeakInt, {}, Value::tuple({Value::integer(1)})),
+      c.get(Op::CONST, dtypes::WeakInt, {}, Value::string("x")),
+      c.get(Op::CAST, dtypes::Int32, {}),
+  };
+  for (const UOp *u : bad) {
+    CAPTURE(u->str());
+    // the node itself, and as an operand of ops the rules look into
+    for (const UOp *e : {u, (UOpRef(u) + 0).get(), (UOpRef(u) / 4).get(), (UOpRef(u) % 4).get(),
+                         (r0 < 2).alu(Op::AND, {c.get(Op::CMPNE, dtypes::Bool, {u})}).get()}) {
+      auto s = simplify(e);
+      auto v = graphRewrite(e, symbolic() + pmSimplifyValid() + pmDropAndClauses());
+      CHECK((s.ok() || !s.error().message.empty()));
+      CHECK((v.ok() || !v.error().message.empty()));
+    }
+  }
+}
+
+TEST_CASE("symbolic: deep expressions do not overflow the stack") {
+  Context c;
+  auto vars = makeVars(c, "r0:4 r1:4 a:0..9");
+  // a 1500-term sum under a division: the helpers walk the whole chain
+  UOpRef sum = vars["r0"];
+  for (int i = 0; i < 1500; ++i) sum = sum + UOpRef(vars[i % 2 ? "r1" : "a"]) * (i % 5 + 1);
+  UOpRef q = sum / 4;
+  auto out = simplify(q);
+  REQUIRE(out.ok());
+  CHECK(UOpRef(*out).vmin() == q.vmin());
+  CHECK(UOpRef(*out).vmax() == q.vmax());
+  // a 50000-deep chain of max(m + 1, a): simplified, its interval is the input's
+  UOpRef m = vars["r0"];
+  for (int i = 0; i < 50000; ++i) m = (m + 1).maximum(vars["a"]);
+  auto deep = simplify(m);
+  REQUIRE(deep.ok());
+  CHECK(UOpRef(*deep).vmin() == m.vmin());
+  CHECK(UOpRef(*deep).vmax() == m.vmax());
+}
