@@ -134,7 +134,9 @@ private:
     std::vector<const UOp *> args{maybeReshape(outArg)};
     for (const UOp *in : inputStates) args.push_back(maybeReshape(in));
     if (unused) args.push_back(pickInput(false).first);
-    const UOp *call = k_.call(body(inputs, rmw, unused, rng_.below(4)), std::move(args));
+    // About one distinct body per ten kernels, as in tinygrad's deduplicated graphs.
+    size_t variants = std::max<size_t>(4, o_.kernels / 120);
+    const UOp *call = k_.call(body(inputs, rmw, unused, rng_.below(variants)), std::move(args));
     std::vector<const UOp *> deps{call};
     if (rng_.chance(o_.orderRate)) {
       // Wait on another state: a recent intermediate, or (as custom kernels
