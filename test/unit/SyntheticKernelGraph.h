@@ -16,8 +16,10 @@
 
 #include "KernelGraphBuilder.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -29,7 +31,8 @@ struct SyntheticOptions {
   double assignRate = 0.25; ///< kernels that assign into a persistent buffer
   double persistentReadRate = 0.3;
   size_t window = 32; ///< intermediates are read among the last `window` ones
-  // Hazards (0 for a valid sequential program, which never has a cycle).
+  // Hazards. Without the two stale ones the program stays a valid sequence,
+  // whose kernel graph never has a cycle.
   double staleRate = 0;      ///< reads of an outdated state of a persistent buffer
   double staleWriteRate = 0; ///< assigns into an outdated state (writers no longer ordered by data)
   double orderRate = 0;      ///< AFTERs that also wait on another recent state
