@@ -455,6 +455,16 @@ Result<const UOp *> linearize(const UOp *kernelGraph) { return Scheduler(kernelG
 Status LinearizePass::run(Graph &g) {
   for (const UOp *&root : g.roots) {
     if (root->is(Op::LINEAR)) continue;
+    // a callified function whose body is a kernel graph: schedule the body,
+    // giving CALL(LINEAR, *args) as tinygrad's pm_schedule does
+    if (root->is(Op::CALL) && root->numSrc() && root->src(0)->is(Op::SINK) && !root->src(0)->arg().isObj("KernelInfo")) {
+      Result<const UOp *> linear = linearize(root->src(0));
+      if (!linear) return linear.error();
+      std::vector<const UOp *> src(root->src().begin(), root->src().end());
+      src[0] = *linear;
+      root = root->withSrc(std::move(src));
+      continue;
+    }
     Result<const UOp *> linear = linearize(root);
     if (!linear) return linear.error();
     root = *linear;
