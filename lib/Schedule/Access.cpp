@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Schedule/Access.h"
 
+#include "Schedule/Ancestry.h"
 #include "Schedule/Storage.h"
 
 #include <algorithm>
@@ -231,13 +232,21 @@ Result<CallAccess> callAccess(const UOp *call) {
   return acc;
 }
 
+Result<CallAccess> CallAccessCache::operator()(const UOp *call) {
+  if (!call->is(Op::CALL) || call->numSrc() == 0 || !call->src(0)->is(Op::SINK)) return callAccess(call);
+  std::pair<const UOp *, size_t> key{call->src(0), call->numSrc()};
+  if (auto it = sinks_.find(key); it != sinks_.end()) return it->second;
+  Result<CallAccess> r = callAccess(call);
+  if (r) sinks_.emplace(key, *r);
+  return r;
+}
+
 Status AccessPass::run(Graph &g) {
   results_.clear();
-  ToposortOptions opts;
-  opts.enterCalls = false;
-  for (const UOp *u : toposort(g.roots, opts)) {
+  CallAccessCache cache;
+  for (const UOp *u : toposortGraph(g.roots, false)) {
     if (!u->is(Op::CALL)) continue;
-    Result<CallAccess> r = callAccess(u);
+    Result<CallAccess> r = cache(u);
     if (!r) return r.error();
     results_.emplace_back(u, std::move(*r));
   }

@@ -17,6 +17,8 @@
 #include "IR/UOp.h"
 
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tgc::sched {
@@ -47,6 +49,21 @@ SinkAccess computeSinkAccess(const UOp *sink);
 ///  - anything else: "cannot compute accesses for opaque Ops.<op>".
 /// Every slot must index an argument ("invalid CALL access slot").
 Result<CallAccess> callAccess(const UOp *call);
+
+/// callAccess, analysing each SINK body once: its accesses depend on the body
+/// and the argument count only, and deduplicated kernels share bodies.
+class CallAccessCache {
+public:
+  Result<CallAccess> operator()(const UOp *call);
+
+private:
+  struct KeyHash {
+    size_t operator()(const std::pair<const UOp *, size_t> &k) const {
+      return std::hash<const UOp *>()(k.first) ^ (k.second * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  std::unordered_map<std::pair<const UOp *, size_t>, CallAccess, KeyHash> sinks_; // (body, #args)
+};
 
 /// The argument UOps at the given slots of `call` (duplicates kept).
 std::vector<const UOp *> callArgs(const UOp *call, const std::vector<int64_t> &slots);

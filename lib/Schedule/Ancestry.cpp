@@ -11,10 +11,39 @@
 
 namespace tgc::sched {
 
+std::vector<const UOp *> toposortGraph(std::span<const UOp *const> roots, bool enterCalls, bool (*gate)(const UOp *)) {
+  std::vector<const UOp *> order;
+  if (roots.empty()) return order;
+  std::vector<bool> seen(roots[0]->context().size(), false);
+  struct Frame {
+    const UOp *u;
+    size_t next, end;
+  };
+  std::vector<Frame> stack;
+  auto push = [&](const UOp *u) {
+    if (seen[u->id()]) return;
+    seen[u->id()] = true;
+    bool descend = !gate || gate(u);
+    bool skipBody = !enterCalls && (u->is(Op::CALL) || u->is(Op::FUNCTION));
+    stack.push_back({u, size_t(descend && skipBody ? 1 : 0), descend ? u->numSrc() : 0});
+  };
+  for (const UOp *r : roots) {
+    push(r);
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      if (top.next < top.end) {
+        push(top.u->src(top.next++));
+      } else {
+        order.push_back(top.u);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
 Ancestry::Ancestry(std::span<const UOp *const> roots) {
-  ToposortOptions opts;
-  opts.enterCalls = false;
-  nodes_ = toposort(roots, opts);
+  nodes_ = toposortGraph(roots, false);
   const uint32_t m = uint32_t(nodes_.size());
   uint32_t maxId = 0;
   for (const UOp *u : nodes_) maxId = std::max(maxId, u->id());

@@ -25,6 +25,12 @@
 
 namespace tgc::sched {
 
+/// toposort(roots, {gate, enterCalls}) (no argRefs), in the same order, for
+/// whole kernel graphs: visited marks live in one array indexed by UOp id
+/// instead of a hash set, and frames hold no copies of the sources.
+std::vector<const UOp *> toposortGraph(std::span<const UOp *const> roots, bool enterCalls,
+                                       bool (*gate)(const UOp *) = nullptr);
+
 class Ancestry {
 public:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -49,10 +55,10 @@ private:
   bool onChain(uint32_t x, uint32_t t) const;
 
   std::vector<const UOp *> nodes_;
-  std::vector<uint32_t> posOf_;     // by UOp id
-  std::vector<uint32_t> pos2_;      // by position: index in the right-to-left topological order
-  std::vector<uint32_t> chainNode_; // by position: the AFTER reached by following src[0], or kNone
-  std::vector<uint32_t> tin_, tout_; // by position, for AFTERs: interval of the chain forest
+  std::vector<uint32_t> posOf_;            // by UOp id
+  std::vector<uint32_t> pos2_;             // by position: index in the right-to-left topological order
+  std::vector<uint32_t> chainNode_;        // by position: the AFTER reached by following src[0], or kNone
+  std::vector<uint32_t> tin_, tout_;       // by position, for AFTERs: interval of the chain forest
   std::vector<uint32_t> usesBegin_, uses_; // CSR by position: the AFTERs a node is a dep (src[1:]) of
   mutable std::vector<uint32_t> mark_;     // by position: search epoch
   mutable uint32_t epoch_ = 0;

@@ -14,15 +14,21 @@
 // ordering, not evidence that the kernel wrote it.
 //
 // The contract's sets (the ancestry of every node, the deps of every kernel)
-// take nodes x kernels bits. Instead, Kahn's algorithm runs on a graph with
-// one extra "ancestry node" per graph node, whose inputs are its sources'
-// ancestry nodes and, for a kernel, the kernel itself: a kernel's deps are
-// then edges from the ancestry nodes of its states. Ancestry nodes complete
-// the moment their last input does, so every kernel is released at the same
-// step, in the same order, as with the sets: a kernel is released when the
-// last kernel in its deps runs, which is the same kernel whether the deps
-// are given as a set or through edges whose transitive closure is that set.
-// Write-after-read needs "is w in anc(state)", answered by Ancestry.h.
+// take nodes x kernels bits, so this runs Kahn's algorithm on a graph with
+// one extra "ancestry node" per graph node instead, whose inputs are its
+// sources' ancestry nodes and, for a kernel, the kernel itself; a kernel's
+// deps are edges from the ancestry nodes of its states. An ancestry node
+// completes the moment its last input does, so a kernel is released at the
+// step the last kernel in its deps runs, exactly as with the sets: edges
+// whose transitive closure is a set release at the same step as the set.
+// For the same reason write-after-read needs only enough edges for the
+// closure: when a buffer's writers are chained by data (repeated assigns),
+// one edge to the first writer past the read state. "Is w in anc(x)" is
+// answered per query by Ancestry.h, and BufUopCache keeps long assign chains
+// from being walked once per state. Near-linear in the graph size (see
+// bench/linearize_bench.cpp), except that a buffer whose writers are not
+// chained costs its reads x writers queries, as in the contract.
+// LinearizeDifferentialTest compares the result with the literal sets.
 //
 //===----------------------------------------------------------------------===//
 #include "Schedule/Linearize.h"
@@ -51,26 +57,39 @@ public:
 private:
   using Id = uint32_t; // a node of the ordering graph: kernel k is k, the ancestry node of graph node p is n + p
 
+  uint32_t kernelIndex(const UOp *u) const { return u->id() < kernelOf_.size() ? kernelOf_[u->id()] : kNotKernel; }
   Id ancestryNode(const UOp *u) const { return Id(kernels_.size()) + anc_->position(u); }
   bool inAncestry(const UOp *u, size_t k) const { return anc_->reaches(u, kernels_[k]); }
   void addEdge(Id from, Id to) { edges_.emplace_back(from, to); }
   void addAncestryExcept(const UOp *dep, size_t k);
+  /// The kernels writing one storage; `chained` when, in topological order,
+  /// each takes an argument state whose ancestry has the previous one.
+  struct Writers {
+    std::vector<size_t> kernels;
+    bool chained = false;
+  };
+  bool takesStateAfter(size_t later, size_t earlier) const;
+  void addWriteAfterRead(const std::vector<std::pair<size_t, const UOp *>> &reads,
+                         std::unordered_map<const UOp *, Writers> &writers);
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
   std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
-                                       const std::vector<bool> &done) const;
+                                        const std::vector<bool> &done) const;
   Diagnostic cycleError(const std::vector<bool> &done);
   std::string explainEdge(size_t before, size_t after);
-  const UOp *emitCall(size_t k) const;
+  const UOp *emitCall(size_t k);
 
   const UOp *root_;
   std::vector<const UOp *> afters_, kernels_;
-  std::unordered_map<const UOp *, size_t> kernelIndex_;
+  static constexpr uint32_t kNotKernel = UINT32_MAX;
+  std::vector<uint32_t> kernelOf_; // by UOp id: kernel index, or kNotKernel
   std::optional<Ancestry> anc_;
   std::vector<std::pair<Id, Id>> edges_;
   std::vector<size_t> argStateBegin_;                     // per kernel, into argStates_
   std::vector<std::pair<size_t, const UOp *>> argStates_; // (argument, state)
   std::vector<CallAccess> access_;
+  CallAccessCache accessCache_;
+  BufUopCache storage_;
 };
 
 /// deps[k] |= anc(dep) - {k} where k is in anc(dep): everything dep's ancestry
@@ -105,9 +124,56 @@ void Scheduler::addAncestryExcept(const UOp *dep, size_t k) {
       addEdge(ancestryNode(u), Id(k));
       continue;
     }
-    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end() && it->second != k) addEdge(Id(it->second), Id(k));
+    if (uint32_t j = kernelIndex(u); j != kNotKernel && j != k) addEdge(Id(j), Id(k));
     for (const UOp *s : Ancestry::deps(u))
       if (seen.insert(s).second) work.push_back(s);
+  }
+}
+
+/// Whether kernel `earlier` is in deps[later] through an argument state of
+/// `later` that `later` itself reaches, so anything whose ancestry has
+/// `later` has `earlier` too.
+bool Scheduler::takesStateAfter(size_t later, size_t earlier) const {
+  for (size_t i = argStateBegin_[later]; i < argStateBegin_[later + 1]; ++i) {
+    const UOp *st = argStates_[i].second;
+    if (inAncestry(st, earlier) && anc_->reaches(kernels_[later], st)) return true;
+  }
+  return false;
+}
+
+/// Write-after-read: for a read (k, st) of storage B, every writer of B other
+/// than k that is not in anc(st) would destroy the contents k needs, so it
+/// runs after k. When B's writers are chained (repeated assigns), the ones in
+/// anc(st) are a prefix of the chain, and an edge to the first writer past it
+/// implies the rest (or, if that writer is k, the chain itself orders them
+/// after k); a binary search finds it. Otherwise every writer is checked.
+void Scheduler::addWriteAfterRead(const std::vector<std::pair<size_t, const UOp *>> &reads,
+                                  std::unordered_map<const UOp *, Writers> &writers) {
+  for (auto &[buf, w] : writers) {
+    std::sort(w.kernels.begin(), w.kernels.end(),
+              [&](size_t a, size_t b) { return anc_->position(kernels_[a]) < anc_->position(kernels_[b]); });
+    w.chained = true;
+    for (size_t j = 1; j < w.kernels.size() && w.chained; ++j)
+      w.chained = takesStateAfter(w.kernels[j], w.kernels[j - 1]);
+  }
+  for (const auto &[k, st] : reads) {
+    auto it = writers.find(storage_(st));
+    if (it == writers.end()) continue;
+    const std::vector<size_t> &ws = it->second.kernels;
+    if (!it->second.chained) {
+      for (size_t w : ws)
+        if (w != k && !inAncestry(st, w)) addEdge(Id(k), Id(w));
+      continue;
+    }
+    size_t lo = 0, hi = ws.size(); // the first writer not in anc(st)
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (inAncestry(st, ws[mid]))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (lo < ws.size() && ws[lo] != k) addEdge(Id(k), Id(ws[lo]));
   }
 }
 
@@ -146,12 +212,12 @@ std::string Scheduler::explainEdge(size_t before, size_t after) {
     Result<std::vector<const UOp *>> states = bufferStates(call->src(size_t(slot) + 1));
     if (!states) continue;
     for (const UOp *st : *states) {
-      const UOp *buf = bufUop(st);
+      const UOp *buf = storage_(st);
       for (int64_t w : access_[after].outs) {
         Result<std::vector<const UOp *>> ws = bufferStates(callOf(after)->src(size_t(w) + 1));
         if (!ws) continue;
         for (const UOp *wst : *ws)
-          if (bufUop(wst) == buf && !inAncestry(st, after))
+          if (storage_(wst) == buf && !inAncestry(st, after))
             return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
                    storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
       }
@@ -212,14 +278,16 @@ Diagnostic Scheduler::cycleError(const std::vector<bool> &done) {
   return d;
 }
 
-const UOp *Scheduler::emitCall(size_t k) const {
+const UOp *Scheduler::emitCall(size_t k) {
   const UOp *call = callOf(k);
   std::vector<const UOp *> bufs;
   for (size_t i = 1; i < call->numSrc(); ++i)
-    if (!isBoundVar(call->src(i))) bufs.push_back(bufUop(unwrapSrc(call->src(i))));
+    if (!isBoundVar(call->src(i))) bufs.push_back(storage_(unwrapSrc(call->src(i))));
   const UOp *body = call->src(0);
-  std::unordered_set<const UOp *> distinct(bufs.begin(), bufs.end());
-  if (body->is(Op::SINK) && distinct.size() != bufs.size()) {
+  bool repeats = false;
+  for (size_t i = 0; i < bufs.size() && !repeats; ++i)
+    repeats = std::find(bufs.begin(), bufs.begin() + i, bufs[i]) != bufs.begin() + i;
+  if (body->is(Op::SINK) && repeats) {
     // Storage passed twice: a PARAM takes the first slot holding its storage
     // when an otherwise identical PARAM already sits there. The order is
     // fixed, so the kernel may see one pointer.
@@ -248,32 +316,23 @@ const UOp *Scheduler::emitCall(size_t k) const {
 }
 
 Result<const UOp *> Scheduler::run() {
-  ToposortOptions gated;
-  gated.gate = gateKernelSink;
-  for (const UOp *u : toposort(root_, gated)) {
+  kernelOf_.assign(root_->context().size(), kNotKernel);
+  for (const UOp *u : toposortGraph(std::span<const UOp *const>(&root_, 1), true, gateKernelSink)) {
     if (!u->is(Op::AFTER)) continue;
     afters_.push_back(u);
     for (size_t i = 1; i < u->numSrc(); ++i) {
       const UOp *s = u->src(i);
-      if ((s->is(Op::CALL) || s->is(Op::END)) && kernelIndex_.emplace(s, kernels_.size()).second) kernels_.push_back(s);
+      if ((s->is(Op::CALL) || s->is(Op::END)) && kernelOf_[s->id()] == kNotKernel) {
+        kernelOf_[s->id()] = uint32_t(kernels_.size());
+        kernels_.push_back(s);
+      }
     }
   }
   const size_t n = kernels_.size();
-  std::vector<const UOp *> indexRoots(afters_);
-  indexRoots.insert(indexRoots.end(), kernels_.begin(), kernels_.end());
-  anc_.emplace(indexRoots);
-  const std::vector<const UOp *> &nodes = anc_->nodes();
 
-  // Ancestry nodes: anc(u) is u (if a kernel) and the ancestry of its sources.
-  for (const UOp *u : nodes) {
-    for (const UOp *s : Ancestry::deps(u)) addEdge(ancestryNode(s), ancestryNode(u));
-    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end()) addEdge(Id(it->second), ancestryNode(u));
-  }
-
+  // Argument states and accesses.
   std::vector<std::pair<size_t, const UOp *>> reads; // (reader kernel, state read)
-  std::unordered_map<const UOp *, std::vector<size_t>> writers; // storage -> kernels writing it, ascending
-
-  // Data and ordering dependencies, and the accesses.
+  std::unordered_map<const UOp *, Writers> writers;  // by storage
   argStateBegin_.push_back(0);
   for (size_t k = 0; k < n; ++k) {
     if (kernels_[k]->is(Op::END) && (!kernels_[k]->numSrc() || !kernels_[k]->src(0)->is(Op::CALL)))
@@ -285,46 +344,52 @@ Result<const UOp *> Scheduler::run() {
     for (size_t i = 1; i < call->numSrc(); ++i) {
       Result<std::vector<const UOp *>> states = bufferStates(call->src(i));
       if (!states) return states.error();
-      for (const UOp *st : *states) {
-        addEdge(ancestryNode(st), Id(k));
-        argStates_.emplace_back(i - 1, st);
-      }
+      for (const UOp *st : *states) argStates_.emplace_back(i - 1, st);
       statesPerArg.push_back(std::move(*states));
     }
     argStateBegin_.push_back(argStates_.size());
-    Result<CallAccess> acc = callAccess(call);
+    Result<CallAccess> acc = accessCache_(call);
     if (!acc) return acc.error();
     for (int64_t slot : acc->ins)
       for (const UOp *st : statesPerArg[size_t(slot)]) reads.emplace_back(k, st);
     for (int64_t slot : acc->outs)
       for (const UOp *st : statesPerArg[size_t(slot)]) {
-        std::vector<size_t> &ws = writers[bufUop(st)];
+        std::vector<size_t> &ws = writers[storage_(st)].kernels;
         if (ws.empty() || ws.back() != k) ws.push_back(k);
       }
     access_.push_back(std::move(*acc));
   }
+
+  std::vector<const UOp *> indexRoots(afters_);
+  indexRoots.insert(indexRoots.end(), kernels_.begin(), kernels_.end());
+  for (const auto &[arg, st] : argStates_) indexRoots.push_back(st);
+  anc_.emplace(indexRoots);
+  const std::vector<const UOp *> &nodes = anc_->nodes();
+
+  // Ancestry nodes: anc(u) is u (if a kernel) and the ancestry of its sources.
+  for (const UOp *u : nodes) {
+    for (const UOp *s : Ancestry::deps(u)) addEdge(ancestryNode(s), ancestryNode(u));
+    if (uint32_t k = kernelIndex(u); k != kNotKernel) addEdge(Id(k), ancestryNode(u));
+  }
+  // Data dependencies: a kernel runs after the ancestry of its argument states.
+  for (size_t k = 0; k < n; ++k)
+    for (size_t i = argStateBegin_[k]; i < argStateBegin_[k + 1]; ++i)
+      addEdge(ancestryNode(argStates_[i].second), Id(k));
   // Explicit AFTER-on-AFTER ordering.
   for (const UOp *u : afters_)
     for (size_t i = 1; i < u->numSrc(); ++i) {
       const UOp *dep = u->src(i);
       if (!dep->is(Op::AFTER)) continue;
       for (size_t j = 1; j < u->numSrc(); ++j) {
-        auto it = kernelIndex_.find(u->src(j));
-        if (it == kernelIndex_.end()) continue;
-        if (inAncestry(dep, it->second))
-          addAncestryExcept(dep, it->second);
+        uint32_t k = kernelIndex(u->src(j));
+        if (k == kNotKernel) continue;
+        if (inAncestry(dep, k))
+          addAncestryExcept(dep, k);
         else
-          addEdge(ancestryNode(dep), Id(it->second));
+          addEdge(ancestryNode(dep), Id(k));
       }
     }
-  // Write-after-read: a writer outside the read state's ancestry would destroy
-  // the contents the reader needs, so it runs after the reader.
-  for (const auto &[k, st] : reads) {
-    auto it = writers.find(bufUop(st));
-    if (it == writers.end()) continue;
-    for (size_t w : it->second)
-      if (w != k && !inAncestry(st, w)) addEdge(Id(k), Id(w));
-  }
+  addWriteAfterRead(reads, writers);
 
   // Kahn's algorithm. Kernels wait in a FIFO queue; an ancestry node completes
   // as soon as its inputs have, and the kernels one step releases join the

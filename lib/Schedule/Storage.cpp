@@ -66,6 +66,29 @@ const UOp *bufUop(const UOp *u) {
   return u;
 }
 
+const UOp *BufUopCache::operator()(const UOp *u) {
+  // bufUop(u) is bufUop(src[0] of u's base) while that base is an AFTER.
+  path_.clear();
+  const UOp *result = nullptr;
+  while (true) {
+    if (auto it = memo_.find(u); it != memo_.end()) {
+      result = it->second;
+      break;
+    }
+    const UOp *b = base(u);
+    if (u->is(Op::BUFFER) || u->is(Op::PARAM) || u->is(Op::MSELECT) || u->is(Op::MSTACK) || !b->is(Op::AFTER) ||
+        !b->numSrc()) {
+      result = bufUop(u);
+      memo_.emplace(u, result);
+      break;
+    }
+    path_.push_back(u);
+    u = b->src(0);
+  }
+  for (const UOp *p : path_) memo_.emplace(p, result);
+  return result;
+}
+
 bool isBoundVar(const UOp *u) {
   if (!u->is(Op::AFTER) || u->numSrc() != 2) return false;
   const UOp *var = u->src(0), *st = u->src(1);

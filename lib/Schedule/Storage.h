@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tgc::sched {
@@ -32,6 +33,17 @@ const UOp *base(const UOp *u);
 /// an MSELECT of one) under views, casts and AFTERs. May build MSELECT/MSTACK
 /// nodes, as tinygrad does.
 const UOp *bufUop(const UOp *u);
+/// bufUop, remembering the answer for every state on the AFTER chains it
+/// walks: a buffer assigned m times has a chain of m AFTERs, and asking each
+/// of its states afresh would cost O(m) per state.
+class BufUopCache {
+public:
+  const UOp *operator()(const UOp *u);
+
+private:
+  std::unordered_map<const UOp *, const UOp *> memo_;
+  std::vector<const UOp *> path_;
+};
 /// tinygrad's UOp.is_bound_var: AFTER(var BUFFER, STORE(var, CONST)).
 bool isBoundVar(const UOp *u);
 

@@ -14,6 +14,7 @@
 
 #include "Schedule/Ancestry.h"
 #include "Schedule/Linearize.h"
+#include "Schedule/Storage.h"
 
 #include <doctest/doctest.h>
 
@@ -33,6 +34,7 @@ SyntheticOptions hazardous(size_t kernels, uint64_t seed) {
   o.assignRate = 0.3;
   o.window = 6;
   o.staleRate = (seed % 3) * 0.04;
+  o.staleWriteRate = seed % 2 == 0 ? 0.15 : 0;
   o.orderRate = 0.15;
   o.unusedRate = 0.1;
   o.reshapeRate = 0.1;
@@ -115,4 +117,43 @@ TEST_CASE("ancestry: reaches(x, t) is t in toposort(x) without entering call bod
     CHECK(yes > 0);
     CHECK(no > 0);
   }
+}
+
+TEST_CASE("ancestry: toposortGraph lists what toposort lists, in its order") {
+  KG k;
+  const UOp *root = testing::buildSyntheticKernelGraph(k, hazardous(60, 5));
+  // A COPY body is entered unless calls are skipped; kernel SINKs are gated.
+  const UOp *x = k.param(0), *y = k.param(1);
+  const UOp *copy = k.call(k.ctx.get(Op::COPY, dtypes::Float32, {x}, Value::string("CPU")), {y, x});
+  const UOp *roots[] = {root, k.after(y, {copy})};
+  auto gate = [](const UOp *u) { return !(u->is(Op::SINK) && u->arg().isObj("KernelInfo")); };
+  for (bool enterCalls : {false, true})
+    for (bool gated : {false, true}) {
+      CAPTURE(enterCalls);
+      CAPTURE(gated);
+      ToposortOptions opts;
+      opts.enterCalls = enterCalls;
+      if (gated) opts.gate = gate;
+      std::vector<const UOp *> want = toposort(roots, opts);
+      CHECK(toposortGraph(roots, enterCalls, gated ? +gate : nullptr) == want);
+      CHECK(want.size() > 100);
+    }
+}
+
+TEST_CASE("storage: BufUopCache answers as bufUop, whatever the order of the questions") {
+  KG k;
+  testing::SyntheticOptions o = hazardous(200, 3);
+  o.persistent = 2; // long assign chains
+  const UOp *root = testing::buildSyntheticKernelGraph(k, o);
+  ToposortOptions opts;
+  opts.enterCalls = false;
+  std::vector<const UOp *> nodes = toposort(root, opts);
+  BufUopCache cache;
+  size_t afters = 0;
+  for (size_t i = nodes.size(); i-- > 0;) { // users first: long walks, then hits
+    CHECK(cache(nodes[i]) == bufUop(nodes[i]));
+    afters += nodes[i]->is(Op::AFTER);
+  }
+  for (const UOp *u : nodes) CHECK(cache(u) == bufUop(u));
+  CHECK(afters > 100);
 }

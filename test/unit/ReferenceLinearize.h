@@ -22,7 +22,6 @@ namespace tgc::testing::reference {
 
 using namespace tgc::sched;
 
-
 /// A set of kernels by index.
 class KernelSet {
 public:
@@ -47,7 +46,9 @@ private:
   std::vector<uint64_t> words_;
 };
 
-inline bool gateKernelSink(const UOp *u) { return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo")); }
+inline bool gateKernelSink(const UOp *u) {
+  return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo"));
+}
 
 class ReferenceScheduler {
 public:
@@ -287,7 +288,6 @@ inline Result<const UOp *> ReferenceScheduler::run() {
   if (calls.size() != n) return cycleError(inDegree);
   return root_->context().get(Op::LINEAR, dtypes::Void, std::move(calls));
 }
-
 
 /// The LINEAR (or the diagnostic) the contract gives for `kernelGraph`.
 inline Result<const UOp *> linearize(const UOp *kernelGraph) { return ReferenceScheduler(kernelGraph).run(); }

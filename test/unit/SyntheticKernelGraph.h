@@ -16,8 +16,10 @@
 
 #include "KernelGraphBuilder.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -29,11 +31,13 @@ struct SyntheticOptions {
   double assignRate = 0.25; ///< kernels that assign into a persistent buffer
   double persistentReadRate = 0.3;
   size_t window = 32; ///< intermediates are read among the last `window` ones
-  // Hazards (0 for a valid sequential program, which never has a cycle).
-  double staleRate = 0;   ///< reads of an outdated state of a persistent buffer
-  double orderRate = 0;   ///< AFTERs that also wait on another recent state
-  double unusedRate = 0;  ///< kernels passing one more argument that the body never touches
-  double reshapeRate = 0; ///< arguments passed through a RESHAPE
+  // Hazards. Without the two stale ones the program stays a valid sequence,
+  // whose kernel graph never has a cycle.
+  double staleRate = 0;      ///< reads of an outdated state of a persistent buffer
+  double staleWriteRate = 0; ///< assigns into an outdated state (writers no longer ordered by data)
+  double orderRate = 0;      ///< AFTERs that also wait on another recent state
+  double unusedRate = 0;     ///< kernels passing one more argument that the body never touches
+  double reshapeRate = 0;    ///< arguments passed through a RESHAPE
   uint64_t seed = 1;
 };
 
@@ -92,8 +96,8 @@ private:
     }
     if (rmw) v = k_.add(out, v);
     v = k_.mul(v, k_.cf(double(variant + 1)));
-    std::string name = "k" + std::to_string(inputs) + (rmw ? "_rmw" : "") + (unused ? "_unused" : "") + "_" +
-                       std::to_string(variant);
+    std::string name =
+        "k" + std::to_string(inputs) + (rmw ? "_rmw" : "") + (unused ? "_unused" : "") + "_" + std::to_string(variant);
     const UOp *b = k_.kernel({k_.end(k_.store(out, v), i)}, name);
     return bodies_[key] = b;
   }
@@ -124,14 +128,18 @@ private:
     bool rmw = assign && rng_.chance(0.5);
     bool unused = rng_.chance(o_.unusedRate);
     size_t p = rng_.below(history_.size());
-    const UOp *outArg = assign ? history_[p].back() : k_.buffer(nextSlot_++, kElems);
+    const UOp *outArg = !assign                          ? k_.buffer(nextSlot_++, kElems)
+                        : rng_.chance(o_.staleWriteRate) ? history_[p][rng_.below(history_[p].size())]
+                                                         : history_[p].back();
     std::vector<const UOp *> inputStates;
     size_t lastPersistent = npos;
     for (size_t s = 0; s < inputs; ++s) std::tie(inputStates.emplace_back(), lastPersistent) = pickInput(s == 0);
     std::vector<const UOp *> args{maybeReshape(outArg)};
     for (const UOp *in : inputStates) args.push_back(maybeReshape(in));
     if (unused) args.push_back(pickInput(false).first);
-    const UOp *call = k_.call(body(inputs, rmw, unused, rng_.below(4)), std::move(args));
+    // About one distinct body per ten kernels, as in tinygrad's deduplicated graphs.
+    size_t variants = std::max<size_t>(4, o_.kernels / 120);
+    const UOp *call = k_.call(body(inputs, rmw, unused, rng_.below(variants)), std::move(args));
     std::vector<const UOp *> deps{call};
     if (rng_.chance(o_.orderRate)) {
       // Wait on another state: a recent intermediate, or (as custom kernels
@@ -166,6 +174,8 @@ private:
   std::map<std::tuple<size_t, bool, bool, size_t>, const UOp *> bodies_;
 };
 
-inline const UOp *buildSyntheticKernelGraph(KG &k, const SyntheticOptions &o) { return SyntheticKernelGraph(k, o).build(); }
+inline const UOp *buildSyntheticKernelGraph(KG &k, const SyntheticOptions &o) {
+  return SyntheticKernelGraph(k, o).build();
+}
 
 } // namespace tgc::testing
