@@ -95,6 +95,21 @@ JSONPositions JSONPositions::scan(std::string_view text) {
   return p;
 }
 
+size_t JSONPositions::nestingTooDeep(std::string_view text, size_t maxDepth) {
+  size_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"';) i += text[i] == '\\' ? 2 : 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth) return i;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return npos;
+}
+
 std::pair<unsigned, unsigned> JSONPositions::lineCol(size_t offset) const {
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
   size_t line = size_t(it - lineStarts_.begin()); // lineStarts_[0] == 0, so line >= 1

@@ -27,6 +27,7 @@ struct OptOptions {
   bool timePasses = false;
   bool listPasses = false;
   bool noShapes = false;
+  ResourceLimits limits;
 };
 
 void listPasses() {
@@ -100,7 +101,7 @@ int runOpt(const OptOptions &o) {
     // Each chunk is independent, as mlir-opt's split inputs are: own context, own errors.
     auto ctx = std::make_unique<Context>();
     Graph g;
-    Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g);
+    Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
@@ -143,6 +144,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
   cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
   cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
+  addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
               "  tgc opt graph.json --emit=text\n"
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
