@@ -3,7 +3,7 @@
 
 #include <charconv>
 #include <limits>
-#include <unordered_set>
+#include <string>
 
 namespace tgc {
 
@@ -12,7 +12,7 @@ namespace {
 std::string bytesStr(uint64_t n) {
   if (n == std::numeric_limits<uint64_t>::max()) return "at least 2^64 bytes";
   static constexpr const char *kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  std::string s = std::to_string(n) + " bytes";
+  std::string s = std::to_string(n) + (n == 1 ? " byte" : " bytes");
   int unit = -1;
   uint64_t whole = n;
   while (whole >= 1024 && whole % 1024 == 0 && unit < 5) whole /= 1024, ++unit;
@@ -44,9 +44,10 @@ Status checkNodeLimit(const Graph &g, uint64_t maxNodes) {
 }
 
 Status checkBufferLimit(const Graph &g, uint64_t maxBytes) {
-
+  // Every BUFFER counts once, whether the graph uses it or only the buffer table names it.
   std::vector<const UOp *> all = g.roots;
-  for (const BufferFile &b : g.buffers) all.push_back(b.node);
+  for (const BufferFile &b : g.buffers)
+    if (b.node) all.push_back(b.node);
   ToposortOptions opts;
   opts.argRefs = true;
   uint64_t total = 0, largestBytes = 0;

@@ -14,7 +14,7 @@ void report(const Diagnostic &d) { std::cerr << d.str() << "\n"; }
 
 Result<std::string> readInput(const std::string &path) {
   std::string text, error;
-  if (!rt::readFile(path, text, error)) return Diagnostic(Location{path, 0, 0, -1}, error);
+  if (!rt::readFile(path, text, error)) return Diagnostic(Location{path == "-" ? "<stdin>" : path, 0, 0, -1}, error);
   return text;
 }
 
@@ -60,7 +60,11 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
 }
 
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
-  cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")->capture_default_str();
+  cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")
+      // CLI11 would wrap -1 around to "no limit".
+      ->check(CLI::Validator([](std::string &v) { return v.rfind('-', 0) == 0 ? "must not be negative" : ""; },
+                             "", "non-negative"))
+      ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--max-memory",
          [&limits](const std::string &text) {
