@@ -58,6 +58,13 @@ int runOpt(const OptOptions &o) {
     std::cerr << "tgc opt: error: " << pipeline.error().message << "\n";
     return kUsage;
   }
+  // A misspelt --print-after would otherwise print nothing, silently.
+  for (const std::string &name : o.printAfter) {
+    if (Result<std::vector<const PassInfo *>> known = parsePipeline(name); !known) {
+      std::cerr << "tgc opt: error: --print-after: " << known.error().message << "\n";
+      return kUsage;
+    }
+  }
   Result<std::string> text = readInput(o.input);
   if (!text) {
     report(text.error());
