@@ -239,6 +239,9 @@ Result<Graph> Reader::read() {
     size_t colon = col == std::string::npos ? std::string::npos : what.find(": ", col);
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     return errorAt(offset, "malformed JSON: " + printable(detail));
+  } catch (const json::exception &e) {
+    auto [offset, detail] = JSONPositions::locateQuotedToken(text_, e.what());
+    return errorAt(offset, "malformed JSON: " + printable(detail));
   }
   if (!doc.is_object()) return errorAt(0, "a graph document must be a JSON object, not " + typeName(doc));
   if (auto d = readHeader(doc)) return *d;

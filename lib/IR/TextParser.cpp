@@ -295,6 +295,12 @@ bool Parser::parseAttributes(Graph &g) {
     std::string what = e.what();
     size_t colon = what.find(": ", what.find("column"));
     return fail(p, "malformed attributes JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const nlohmann::json::exception &e) {
+    auto [off, detail] = JSONPositions::locateQuotedToken(json, e.what());
+    Pos p = at;
+    p.offset += off;
+    p.col += unsigned(off);
+    return fail(p, "malformed attributes JSON: " + detail);
   }
   if (!j.is_object()) return fail(at, "attributes must be a JSON object");
   if (node) {
