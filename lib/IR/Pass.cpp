@@ -1,6 +1,7 @@
 //===- Pass.cpp - registry, pipeline parsing and the pass runner ----------===//
 #include "IR/Pass.h"
 
+#include "IR/Symbolic.h"
 #include "IR/Verifier.h"
 
 #include <algorithm>
@@ -34,6 +35,23 @@ void registerIRPasses() {
   PassRegistry::instance().add({"verify", "check the graph against tinygrad's spec rules", [] {
                                   return std::make_unique<FunctionPass>([](Graph &g) { return verifyGraph(g); });
                                 }});
+  PassRegistry::instance().add({"simplify", "tinygrad's symbolic simplifier (UOp.simplify) on every root",
+                                [] { return createSimplifyPass(); }});
+}
+
+// A pipeline alias stands for its steps; aliases may nest, but not forever.
+static Status expandPass(const PassInfo *info, std::vector<const PassInfo *> &out, unsigned depth) {
+  if (info->steps.empty()) {
+    out.push_back(info);
+    return Status::success();
+  }
+  if (depth > 16) return Diagnostic({}, "pipeline alias '" + info->name + "' nests too deeply");
+  for (const std::string &step : info->steps) {
+    const PassInfo *s = PassRegistry::instance().lookup(step);
+    if (!s) return Diagnostic({}, "pipeline alias '" + info->name + "' names unknown pass '" + step + "'");
+    if (Status st = expandPass(s, out, depth + 1); !st.ok()) return st;
+  }
+  return Status::success();
 }
 
 Result<std::vector<const PassInfo *>> parsePipeline(std::string_view spec) {
@@ -47,7 +65,7 @@ Result<std::vector<const PassInfo *>> parsePipeline(std::string_view spec) {
     if (name.empty()) {
       if (!spec.empty()) return Diagnostic({}, "empty pass name in pipeline '" + std::string(spec) + "'");
     } else if (const PassInfo *info = PassRegistry::instance().lookup(name)) {
-      out.push_back(info);
+      if (Status st = expandPass(info, out, 0); !st.ok()) return st.error();
     } else {
       std::string known;
       for (const PassInfo *p : PassRegistry::instance().all()) known += (known.empty() ? "" : ", ") + p->name;

@@ -33,6 +33,9 @@ struct PassInfo {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Pass>()> create;
+  /// A pipeline alias when non-empty: parsePipeline replaces the name by these
+  /// passes (recursively), so --print-after and --time-passes see each step.
+  std::vector<std::string> steps = {};
 };
 
 class PassRegistry {

@@ -108,6 +108,8 @@ std::optional<int64_t> extent(const UOp *r) {
   };
   if (r->is(Op::RANGE) && r->numSrc()) return maxOf(r->src(0)); // vmax = bound.vmax - 1
   if (std::optional<int64_t> m = maxOf(r)) return *m + 1;
+  // any other index expression takes the values of its range (tinygrad's vmax + 1)
+  if (r->dtype().isInt() && !r->vrange().isFloat) return r->vmaxInt() + 1;
   return std::nullopt;
 }
 

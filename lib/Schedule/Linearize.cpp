@@ -13,45 +13,33 @@
 // Writes come only from access analysis: an AFTER returned by a kernel is
 // ordering, not evidence that the kernel wrote it.
 //
+// The contract's sets (the ancestry of every node, the deps of every kernel)
+// take nodes x kernels bits. Instead, Kahn's algorithm runs on a graph with
+// one extra "ancestry node" per graph node, whose inputs are its sources'
+// ancestry nodes and, for a kernel, the kernel itself: a kernel's deps are
+// then edges from the ancestry nodes of its states. Ancestry nodes complete
+// the moment their last input does, so every kernel is released at the same
+// step, in the same order, as with the sets: a kernel is released when the
+// last kernel in its deps runs, which is the same kernel whether the deps
+// are given as a set or through edges whose transitive closure is that set.
+// Write-after-read needs "is w in anc(state)", answered by Ancestry.h.
+//
 //===----------------------------------------------------------------------===//
 #include "Schedule/Linearize.h"
 
 #include "Schedule/Access.h"
+#include "Schedule/Ancestry.h"
 #include "Schedule/Storage.h"
 
 #include <algorithm>
-#include <bit>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace tgc::sched {
 
 namespace {
-
-/// A set of kernels by index.
-class KernelSet {
-public:
-  explicit KernelSet(size_t n = 0) : words_((n + 63) / 64, 0) {}
-  void insert(size_t i) { words_[i / 64] |= uint64_t(1) << (i % 64); }
-  void erase(size_t i) { words_[i / 64] &= ~(uint64_t(1) << (i % 64)); }
-  bool contains(size_t i) const { return words_[i / 64] >> (i % 64) & 1; }
-  void merge(const KernelSet &o) {
-    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= o.words_[w];
-  }
-  size_t count() const {
-    size_t n = 0;
-    for (uint64_t w : words_) n += size_t(std::popcount(w));
-    return n;
-  }
-  template <typename Fn> void forEach(Fn fn) const {
-    for (size_t w = 0; w < words_.size(); ++w)
-      for (uint64_t bits = words_[w]; bits; bits &= bits - 1) fn(w * 64 + size_t(std::countr_zero(bits)));
-  }
-
-private:
-  std::vector<uint64_t> words_;
-};
 
 bool gateKernelSink(const UOp *u) { return !u->is(Op::LINEAR) && !(u->is(Op::SINK) && u->arg().isObj("KernelInfo")); }
 
@@ -61,37 +49,66 @@ public:
   Result<const UOp *> run();
 
 private:
-  /// The kernels reachable from u without entering call bodies (memoized).
-  const KernelSet &ancestry(const UOp *u);
+  using Id = uint32_t; // a node of the ordering graph: kernel k is k, the ancestry node of graph node p is n + p
+
+  Id ancestryNode(const UOp *u) const { return Id(kernels_.size()) + anc_->position(u); }
+  bool inAncestry(const UOp *u, size_t k) const { return anc_->reaches(u, kernels_[k]); }
+  void addEdge(Id from, Id to) { edges_.emplace_back(from, to); }
+  void addAncestryExcept(const UOp *dep, size_t k);
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
-  Diagnostic cycleError(const std::vector<size_t> &inDegree);
+  std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
+                                       const std::vector<bool> &done) const;
+  Diagnostic cycleError(const std::vector<bool> &done);
   std::string explainEdge(size_t before, size_t after);
   const UOp *emitCall(size_t k) const;
 
   const UOp *root_;
   std::vector<const UOp *> afters_, kernels_;
   std::unordered_map<const UOp *, size_t> kernelIndex_;
-  std::unordered_map<const UOp *, KernelSet> ancestry_;
-  std::vector<KernelSet> deps_;
-  std::vector<std::vector<std::pair<size_t, const UOp *>>> argStates_; // per kernel: (argument, state)
+  std::optional<Ancestry> anc_;
+  std::vector<std::pair<Id, Id>> edges_;
+  std::vector<size_t> argStateBegin_;                     // per kernel, into argStates_
+  std::vector<std::pair<size_t, const UOp *>> argStates_; // (argument, state)
   std::vector<CallAccess> access_;
 };
 
-const KernelSet &Scheduler::ancestry(const UOp *u) {
-  if (auto it = ancestry_.find(u); it != ancestry_.end()) return it->second;
-  ToposortOptions opts;
-  opts.enterCalls = false;
-  opts.gate = [&](const UOp *x) { return !ancestry_.count(x); };
-  for (const UOp *x : toposort(u, opts)) {
-    if (ancestry_.count(x)) continue;
-    KernelSet set(kernels_.size());
-    bool skipBody = x->is(Op::CALL) || x->is(Op::FUNCTION);
-    for (size_t i = skipBody ? 1 : 0; i < x->numSrc(); ++i) set.merge(ancestry_.at(x->src(i)));
-    if (auto it = kernelIndex_.find(x); it != kernelIndex_.end()) set.insert(it->second);
-    ancestry_.emplace(x, std::move(set));
+/// deps[k] |= anc(dep) - {k} where k is in anc(dep): everything dep's ancestry
+/// reaches except through k itself. Nodes whose ancestry lacks k contribute
+/// their ancestry node; the others contribute themselves if they are kernels
+/// and their sources.
+void Scheduler::addAncestryExcept(const UOp *dep, size_t k) {
+  const UOp *target = kernels_[k];
+  std::vector<const UOp *> region, work{dep};
+  std::unordered_set<const UOp *> seen{dep};
+  while (!work.empty()) {
+    const UOp *u = work.back();
+    work.pop_back();
+    region.push_back(u);
+    for (const UOp *s : Ancestry::deps(u))
+      if (anc_->position(s) >= anc_->position(target) && seen.insert(s).second) work.push_back(s);
   }
-  return ancestry_.at(u);
+  std::sort(region.begin(), region.end(),
+            [&](const UOp *a, const UOp *b) { return anc_->position(a) < anc_->position(b); });
+  std::unordered_set<const UOp *> hasK; // region nodes with k in their ancestry
+  for (const UOp *u : region) {
+    bool has = u == target;
+    for (const UOp *s : Ancestry::deps(u)) has = has || hasK.count(s);
+    if (has) hasK.insert(u);
+  }
+  work.assign(1, dep);
+  seen = {dep};
+  while (!work.empty()) {
+    const UOp *u = work.back();
+    work.pop_back();
+    if (!hasK.count(u)) {
+      addEdge(ancestryNode(u), Id(k));
+      continue;
+    }
+    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end() && it->second != k) addEdge(Id(it->second), Id(k));
+    for (const UOp *s : Ancestry::deps(u))
+      if (seen.insert(s).second) work.push_back(s);
+  }
 }
 
 std::string Scheduler::kernelName(size_t k) const {
@@ -105,20 +122,21 @@ std::string Scheduler::kernelName(size_t k) const {
   return s;
 }
 
-/// Why kernel `after` must run after kernel `before` (one edge of deps_).
+/// Why kernel `after` must run after kernel `before` (one edge of deps).
 std::string Scheduler::explainEdge(size_t before, size_t after) {
   std::string b = kernelName(before), a = kernelName(after);
-  for (const auto &[i, st] : argStates_[after]) {
-    if (ancestry(st).contains(before))
-      return a + " runs after " + b + ": its argument " + std::to_string(i) + ", " + storageName(st) + ", depends on " +
-             b;
+  for (size_t i = argStateBegin_[after]; i < argStateBegin_[after + 1]; ++i) {
+    const auto &[arg, st] = argStates_[i];
+    if (inAncestry(st, before))
+      return a + " runs after " + b + ": its argument " + std::to_string(arg) + ", " + storageName(st) +
+             ", depends on " + b;
   }
   for (const UOp *u : afters_) {
     bool orders = false;
     for (size_t i = 1; i < u->numSrc(); ++i) orders |= u->src(i) == kernels_[after];
     if (!orders) continue;
     for (size_t i = 1; i < u->numSrc(); ++i)
-      if (u->src(i)->is(Op::AFTER) && ancestry(u->src(i)).contains(before))
+      if (u->src(i)->is(Op::AFTER) && inAncestry(u->src(i), before))
         return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " +
                b;
   }
@@ -133,7 +151,7 @@ std::string Scheduler::explainEdge(size_t before, size_t after) {
         Result<std::vector<const UOp *>> ws = bufferStates(callOf(after)->src(size_t(w) + 1));
         if (!ws) continue;
         for (const UOp *wst : *ws)
-          if (bufUop(wst) == buf && !ancestry(st).contains(after))
+          if (bufUop(wst) == buf && !inAncestry(st, after))
             return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
                    storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
       }
@@ -142,27 +160,49 @@ std::string Scheduler::explainEdge(size_t before, size_t after) {
   return a + " runs after " + b;
 }
 
-Diagnostic Scheduler::cycleError(const std::vector<size_t> &inDegree) {
+/// The lowest-numbered kernel in deps[k] that did not run: kernel parents of k
+/// and kernel inputs of the ancestry nodes above k that did not complete (a
+/// completed ancestry node has only kernels that ran above it).
+std::optional<size_t> Scheduler::firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
+                                                 const std::vector<bool> &done) const {
+  const size_t n = kernels_.size();
+  std::optional<size_t> best;
+  std::vector<Id> work{Id(k)};
+  std::vector<bool> seen(parents.size(), false);
+  while (!work.empty()) {
+    Id x = work.back();
+    work.pop_back();
+    for (Id p : parents[x]) {
+      if (done[p] || seen[p]) continue;
+      seen[p] = true;
+      if (p < n)
+        best = std::min(best.value_or(p), size_t(p));
+      else
+        work.push_back(p);
+    }
+  }
+  return best;
+}
+
+Diagnostic Scheduler::cycleError(const std::vector<bool> &done) {
+  std::vector<std::vector<Id>> parents(done.size());
+  for (const auto &[from, to] : edges_) parents[to].push_back(from);
   // Walk from a blocked kernel to one of its blocked deps until a kernel repeats.
   size_t start = 0;
-  while (inDegree[start] == 0) ++start;
+  while (done[start]) ++start;
   std::vector<size_t> path;
   std::unordered_map<size_t, size_t> pos;
   size_t k = start;
   while (!pos.count(k)) {
     pos[k] = path.size();
     path.push_back(k);
-    size_t next = k;
-    deps_[k].forEach([&](size_t d) {
-      if (next == k && inDegree[d] > 0) next = d;
-    });
-    k = next;
+    k = firstBlockedDep(k, parents, done).value_or(k);
   }
   // path[pos[k]..] is a cycle in which each kernel depends on the next one.
   std::vector<size_t> cycle(path.begin() + std::ptrdiff_t(pos[k]), path.end());
   std::reverse(cycle.begin(), cycle.end()); // now each kernel must run before the next
   Diagnostic d = Diagnostic::at(kernels_[cycle[0]], "cycle detected in assign graph");
-  size_t blocked = size_t(std::count_if(inDegree.begin(), inDegree.end(), [](size_t n) { return n > 0; }));
+  size_t blocked = size_t(std::count(done.begin(), done.begin() + std::ptrdiff_t(kernels_.size()), false));
   std::string names;
   for (size_t c : cycle) names += kernelName(c) + " -> ";
   d.notes.push_back(std::to_string(blocked) +
@@ -219,12 +259,22 @@ Result<const UOp *> Scheduler::run() {
     }
   }
   const size_t n = kernels_.size();
-  deps_.assign(n, KernelSet(n));
-  argStates_.resize(n);
-  std::vector<std::pair<size_t, const UOp *>> reads;  // (reader kernel, state read)
-  std::unordered_map<const UOp *, KernelSet> writers; // storage -> kernels writing it
+  std::vector<const UOp *> indexRoots(afters_);
+  indexRoots.insert(indexRoots.end(), kernels_.begin(), kernels_.end());
+  anc_.emplace(indexRoots);
+  const std::vector<const UOp *> &nodes = anc_->nodes();
+
+  // Ancestry nodes: anc(u) is u (if a kernel) and the ancestry of its sources.
+  for (const UOp *u : nodes) {
+    for (const UOp *s : Ancestry::deps(u)) addEdge(ancestryNode(s), ancestryNode(u));
+    if (auto it = kernelIndex_.find(u); it != kernelIndex_.end()) addEdge(Id(it->second), ancestryNode(u));
+  }
+
+  std::vector<std::pair<size_t, const UOp *>> reads; // (reader kernel, state read)
+  std::unordered_map<const UOp *, std::vector<size_t>> writers; // storage -> kernels writing it, ascending
 
   // Data and ordering dependencies, and the accesses.
+  argStateBegin_.push_back(0);
   for (size_t k = 0; k < n; ++k) {
     if (kernels_[k]->is(Op::END) && (!kernels_[k]->numSrc() || !kernels_[k]->src(0)->is(Op::CALL)))
       return Diagnostic::at(kernels_[k],
@@ -236,29 +286,35 @@ Result<const UOp *> Scheduler::run() {
       Result<std::vector<const UOp *>> states = bufferStates(call->src(i));
       if (!states) return states.error();
       for (const UOp *st : *states) {
-        deps_[k].merge(ancestry(st));
-        argStates_[k].emplace_back(i - 1, st);
+        addEdge(ancestryNode(st), Id(k));
+        argStates_.emplace_back(i - 1, st);
       }
       statesPerArg.push_back(std::move(*states));
     }
+    argStateBegin_.push_back(argStates_.size());
     Result<CallAccess> acc = callAccess(call);
     if (!acc) return acc.error();
     for (int64_t slot : acc->ins)
       for (const UOp *st : statesPerArg[size_t(slot)]) reads.emplace_back(k, st);
     for (int64_t slot : acc->outs)
-      for (const UOp *st : statesPerArg[size_t(slot)]) writers.try_emplace(bufUop(st), n).first->second.insert(k);
+      for (const UOp *st : statesPerArg[size_t(slot)]) {
+        std::vector<size_t> &ws = writers[bufUop(st)];
+        if (ws.empty() || ws.back() != k) ws.push_back(k);
+      }
     access_.push_back(std::move(*acc));
   }
   // Explicit AFTER-on-AFTER ordering.
   for (const UOp *u : afters_)
     for (size_t i = 1; i < u->numSrc(); ++i) {
-      if (!u->src(i)->is(Op::AFTER)) continue;
+      const UOp *dep = u->src(i);
+      if (!dep->is(Op::AFTER)) continue;
       for (size_t j = 1; j < u->numSrc(); ++j) {
         auto it = kernelIndex_.find(u->src(j));
         if (it == kernelIndex_.end()) continue;
-        KernelSet before = ancestry(u->src(i));
-        before.erase(it->second);
-        deps_[it->second].merge(before);
+        if (inAncestry(dep, it->second))
+          addAncestryExcept(dep, it->second);
+        else
+          addEdge(ancestryNode(dep), Id(it->second));
       }
     }
   // Write-after-read: a writer outside the read state's ancestry would destroy
@@ -266,31 +322,64 @@ Result<const UOp *> Scheduler::run() {
   for (const auto &[k, st] : reads) {
     auto it = writers.find(bufUop(st));
     if (it == writers.end()) continue;
-    const KernelSet &anc = ancestry(st);
-    it->second.forEach([&](size_t w) {
-      if (w != k && !anc.contains(w)) deps_[w].insert(k);
-    });
+    for (size_t w : it->second)
+      if (w != k && !inAncestry(st, w)) addEdge(Id(k), Id(w));
   }
 
-  // Kahn's algorithm; children are listed in kernel order, so ties resolve by it.
-  std::vector<size_t> inDegree(n);
-  std::vector<std::vector<size_t>> children(n);
-  for (size_t k = 0; k < n; ++k) {
-    inDegree[k] = deps_[k].count();
-    deps_[k].forEach([&](size_t d) { children[d].push_back(k); });
+  // Kahn's algorithm. Kernels wait in a FIFO queue; an ancestry node completes
+  // as soon as its inputs have, and the kernels one step releases join the
+  // queue in kernel order, so ties resolve by it.
+  const size_t total = n + nodes.size();
+  std::vector<uint32_t> inDegree(total, 0), childBegin(total + 1, 0), children(edges_.size());
+  for (const auto &[from, to] : edges_) {
+    ++inDegree[to];
+    ++childBegin[from + 1];
   }
-  std::deque<size_t> queue;
-  for (size_t k = 0; k < n; ++k)
-    if (inDegree[k] == 0) queue.push_back(k);
+  for (size_t x = 0; x < total; ++x) childBegin[x + 1] += childBegin[x];
+  {
+    std::vector<uint32_t> fill(childBegin.begin(), childBegin.end() - 1);
+    for (const auto &[from, to] : edges_) children[fill[from]++] = to;
+  }
+  std::vector<bool> done(total, false);
+  std::vector<Id> released, cascade;
+  auto complete = [&](Id x) {
+    cascade.assign(1, x);
+    while (!cascade.empty()) {
+      Id y = cascade.back();
+      cascade.pop_back();
+      done[y] = true;
+      for (uint32_t c = childBegin[y]; c < childBegin[y + 1]; ++c) {
+        Id z = children[c];
+        if (--inDegree[z] != 0) continue;
+        if (z < n)
+          released.push_back(z);
+        else
+          cascade.push_back(z);
+      }
+    }
+  };
+  std::vector<Id> sources;
+  for (Id x = 0; x < total; ++x)
+    if (inDegree[x] == 0) sources.push_back(x);
+  for (Id x : sources) {
+    if (x < n)
+      released.push_back(x);
+    else
+      complete(x);
+  }
+  std::deque<Id> queue;
   std::vector<const UOp *> calls;
-  while (!queue.empty()) {
-    size_t k = queue.front();
+  while (true) {
+    std::sort(released.begin(), released.end());
+    queue.insert(queue.end(), released.begin(), released.end());
+    released.clear();
+    if (queue.empty()) break;
+    Id k = queue.front();
     queue.pop_front();
     calls.push_back(emitCall(k));
-    for (size_t c : children[k])
-      if (--inDegree[c] == 0) queue.push_back(c);
+    complete(k);
   }
-  if (calls.size() != n) return cycleError(inDegree);
+  if (calls.size() != n) return cycleError(done);
   return root_->context().get(Op::LINEAR, dtypes::Void, std::move(calls));
 }
 
@@ -301,6 +390,16 @@ Result<const UOp *> linearize(const UOp *kernelGraph) { return Scheduler(kernelG
 Status LinearizePass::run(Graph &g) {
   for (const UOp *&root : g.roots) {
     if (root->is(Op::LINEAR)) continue;
+    // a callified function whose body is a kernel graph: schedule the body,
+    // giving CALL(LINEAR, *args) as tinygrad's pm_schedule does
+    if (root->is(Op::CALL) && root->numSrc() && root->src(0)->is(Op::SINK) && !root->src(0)->arg().isObj("KernelInfo")) {
+      Result<const UOp *> linear = linearize(root->src(0));
+      if (!linear) return linear.error();
+      std::vector<const UOp *> src(root->src().begin(), root->src().end());
+      src[0] = *linear;
+      root = root->withSrc(std::move(src));
+      continue;
+    }
     Result<const UOp *> linear = linearize(root);
     if (!linear) return linear.error();
     root = *linear;

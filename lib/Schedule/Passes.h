@@ -1,7 +1,12 @@
 //===- Passes.h - the scheduling passes -------------------------*- C++ -*-===//
 //
-// Registers `access` (per-CALL reads and writes, printed with --print-after)
-// and `linearize` (kernel graph -> LINEAR of CALLs).
+// Registers the scheduling passes: `callify`, the steps of get_kernel_graph
+// (`rangeify-early`, `copy-to-store`, `rangeify`, `rangeify-cleanup`,
+// `limit-bufs`, `add-buffers`, `split-kernels`), `access` (per-CALL reads and
+// writes, printed with --print-after), `linearize` (kernel graph -> LINEAR of
+// CALLs), `resolve-calls` (the LINEAR over the call's buffers), and the
+// pipeline aliases `kernel-graph` (the rangeify steps) and `schedule`
+// (callify, kernel-graph, linearize, access, resolve-calls).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,0 +1,45 @@
+//===- Jit.cpp - run compiled kernels in-process (ORC LLJIT) --------------===//
+#include "Codegen/Jit.h"
+
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace tgc::codegen {
+
+static Diagnostic jitError(std::string msg) {
+  Location loc;
+  loc.file = "codegen";
+  return Diagnostic(std::move(loc), "jit: " + std::move(msg));
+}
+
+Jit::~Jit() = default;
+
+Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                         const TargetOptions &opts) {
+  auto jtmb = targetBuilder(opts);
+  if (!jtmb) return jtmb.error();
+  auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(**jtmb)).create();
+  if (!built) return jitError(llvm::toString(built.takeError()));
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->jit_ = std::move(*built);
+  llvm::orc::LLJIT &j = *jit->jit_;
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(j.getDataLayout().getGlobalPrefix());
+  if (!process) return jitError(llvm::toString(process.takeError()));
+  j.getMainJITDylib().addGenerator(std::move(*process));
+  if (m->getDataLayout() != j.getDataLayout()) return jitError("module data layout does not match the JIT's target");
+  if (auto err = j.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    return jitError(llvm::toString(std::move(err)));
+  return jit;
+}
+
+Result<void *> Jit::lookup(const std::string &symbol) {
+  auto addr = jit_->lookup(symbol);
+  if (!addr) return jitError("no symbol " + symbol + ": " + llvm::toString(addr.takeError()));
+  return addr->toPtr<void *>();
+}
+
+} // namespace tgc::codegen

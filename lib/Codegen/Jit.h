@@ -1,0 +1,35 @@
+//===- Jit.h - run compiled kernels in-process (ORC LLJIT) ------*- C++ -*-===//
+//
+// Holds an optimized LLVM module compiled by ORC's LLJIT for the host and
+// hands out the addresses of its functions. Unresolved symbols (libm's exp2f,
+// sinf, memcpy, ...) resolve against the current process.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Lower.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm::orc {
+class LLJIT;
+}
+
+namespace tgc::codegen {
+
+class Jit {
+public:
+  /// Compiles `m` (already optimized; its data layout must match `opts`' target).
+  static Result<std::unique_ptr<Jit>> create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                             const TargetOptions &opts);
+  ~Jit();
+  /// The address of function `symbol`.
+  Result<void *> lookup(const std::string &symbol);
+
+private:
+  Jit() = default;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+} // namespace tgc::codegen

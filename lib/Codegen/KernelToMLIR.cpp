@@ -1,0 +1,495 @@
+//===- KernelToMLIR.cpp - one tinygrad kernel AST -> an MLIR function ------===//
+//
+// Structured emission of a kernel SINK: effects (SINK/GROUP/END/STORE) are
+// walked in source order and open/close scf.for loops; values are emitted on
+// demand, memoized per loop scope, and placed in the innermost open loop they
+// depend on. This replaces tinygrad's expander/devectorizer/linearizer: the
+// loop nest is given by END/REDUCE and MLIR regions carry the ordering.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/KernelToMLIR.h"
+#include "Codegen/Numerics.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace tgc::codegen {
+
+using namespace mlir;
+using mlir::Location; // not tgc::Location
+using mlir::Value;    // not tgc::Value
+
+void loadKernelDialects(MLIRContext &ctx) {
+  ctx.loadDialect<func::FuncDialect, scf::SCFDialect, arith::ArithDialect, math::MathDialect, LLVM::LLVMDialect>();
+}
+
+namespace {
+
+bool isInvalidConst(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == tgc::Value::Kind::Invalid; }
+
+/// INDEX(buf, WHERE(valid, idx, Invalid)) -> (valid, idx); plain index -> (nullptr, idx).
+std::pair<const UOp *, const UOp *> splitGate(const UOp *index) {
+  if (index->is(Op::WHERE) && index->numSrc() == 3 && isInvalidConst(index->src(2)))
+    return {index->src(0), index->src(1)};
+  return {nullptr, index};
+}
+
+class KernelLowering {
+public:
+  KernelLowering(ModuleOp module, const UOp *sink, const KernelSpec &spec)
+      : module_(module), sink_(sink), spec_(spec), b_(module.getContext()), loc_(b_.getUnknownLoc()),
+        num_(b_, loc_) {}
+
+  Status run();
+
+private:
+  struct Scope {
+    const UOp *range = nullptr;         // the RANGE this loop iterates; null for the function body
+    Operation *loop = nullptr;          // scf.for
+    Block *body = nullptr;
+    mlir::Value iv;
+    uint64_t id = 0;                    // unique per opened scope: memo entries name it
+    Operation *insertBefore = nullptr;  // set while a REDUCE is emitted below deeper open loops
+  };
+  struct Memo {
+    mlir::Value v;
+    unsigned level;
+    uint64_t scopeId;
+  };
+
+  // Effects.
+  void effect(const UOp *u);
+  void effectUnguarded(const UOp *u);
+  void store(const UOp *u);
+  void openLoop(const UOp *range, mlir::ValueRange iterArgs = {});
+  void closeLoop();
+
+  // Values.
+  mlir::Value emit(const UOp *u);
+  mlir::Value emitUncached(const UOp *u, unsigned level);
+  mlir::Value operand(const UOp *src, DType want, bool convertStrong = false);
+  mlir::Value constAt(const UOp *c, DType dt);
+  mlir::Value i64(int64_t v);
+  mlir::Value indexValue(const UOp *idx);
+  mlir::Value reduce(const UOp *u, unsigned level);
+  mlir::Value load(const UOp *u, unsigned level);
+  mlir::Value param(const UOp *buf);
+  mlir::Value address(mlir::Value base, mlir::Value idx, DType dt);
+
+  // Placement.
+  const std::vector<const UOp *> &deps(const UOp *u);
+  unsigned levelOf(const UOp *u);
+  void setInsertion(unsigned level);
+  bool memoValid(const Memo &m) const {
+    return m.level < scopes_.size() && scopes_[m.level].id == m.scopeId;
+  }
+
+  mlir::Value fail(const UOp *u, std::string msg) {
+    if (!error_) error_ = Diagnostic::at(u, std::move(msg));
+    return {};
+  }
+  bool failed() const { return error_.has_value(); }
+  mlir::Value check(const UOp *u, mlir::Value v) {
+    if (!v && !failed()) return fail(u, num_.error.empty() ? "lowering failed" : num_.error);
+    return v;
+  }
+
+  ModuleOp module_;
+  const UOp *sink_;
+  const KernelSpec &spec_;
+  OpBuilder b_;
+  Location loc_;
+  Numerics num_;
+  func::FuncOp fn_;
+  std::vector<Scope> scopes_;
+  uint64_t nextScopeId_ = 1;
+  std::unordered_map<const UOp *, Memo> memo_;
+  std::map<std::pair<const UOp *, const DTypeInfo *>, mlir::Value> consts_;
+  std::map<int64_t, mlir::Value> i64s_;
+  std::unordered_map<const UOp *, std::vector<const UOp *>> deps_;
+  std::optional<Diagnostic> error_;
+  static constexpr unsigned kMaxDepth = 2000;
+  unsigned depth_ = 0;
+};
+
+Status KernelLowering::run() {
+  MLIRContext *ctx = module_.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  if (!sink_->is(Op::SINK)) return Diagnostic::at(sink_, "kernel body must be a SINK, got " + sink_->str());
+
+  // The kernel: one pointer per CALL argument.
+  b_.setInsertionPointToEnd(module_.getBody());
+  std::vector<Type> argTypes(spec_.numArgs, ptr);
+  fn_ = func::FuncOp::create(b_, loc_, spec_.symbol, b_.getFunctionType(argTypes, {}));
+  fn_.setPrivate();
+  Block *entry = fn_.addEntryBlock();
+  if (spec_.noalias)
+    for (unsigned i = 0; i < spec_.numArgs; ++i) fn_.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b_.getUnitAttr());
+  scopes_.push_back(Scope{nullptr, nullptr, entry, {}, 0, nullptr});
+
+  deps(sink_); // one pass over the whole kernel; later lookups hit the cache
+  effect(sink_);
+  if (failed()) {
+    fn_.erase();
+    return *error_;
+  }
+  b_.setInsertionPointToEnd(entry);
+  func::ReturnOp::create(b_, loc_);
+
+  // The uniform entry point: void K_entry(void **args).
+  b_.setInsertionPointToEnd(module_.getBody());
+  auto wrapper = func::FuncOp::create(b_, loc_, entrySymbol(spec_.symbol), b_.getFunctionType({ptr}, {}));
+  Block *wb = wrapper.addEntryBlock();
+  b_.setInsertionPointToEnd(wb);
+  std::vector<mlir::Value> args;
+  for (unsigned i = 0; i < spec_.numArgs; ++i) {
+    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, wb->getArgument(0), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                           LLVM::GEPNoWrapFlags::inbounds);
+    args.push_back(LLVM::LoadOp::create(b_, loc_, ptr, slot));
+  }
+  func::CallOp::create(b_, loc_, fn_, args);
+  func::ReturnOp::create(b_, loc_);
+  return Status::success();
+}
+
+//===--- effects ----------------------------------------------------------===//
+
+void KernelLowering::effect(const UOp *u) {
+  if (failed()) return;
+  if (depth_ >= kMaxDepth) return (void)fail(u, "kernel effects nest deeper than " + std::to_string(kMaxDepth));
+  ++depth_;
+  effectUnguarded(u);
+  --depth_;
+}
+
+void KernelLowering::effectUnguarded(const UOp *u) {
+  switch (u->op()) {
+  case Op::SINK:
+  case Op::GROUP:
+    for (const UOp *s : u->src()) effect(s);
+    return;
+  case Op::END: {
+    if (u->numSrc() < 2) return (void)fail(u, "END without ranges");
+    for (size_t i = 1; i < u->numSrc(); ++i) openLoop(u->src(i));
+    effect(u->src(0));
+    for (size_t i = 1; i < u->numSrc() && scopes_.size() > 1; ++i) closeLoop();
+    return;
+  }
+  case Op::STORE: return store(u);
+  case Op::NOOP: return;
+  default: (void)fail(u, "unsupported effect in a kernel: " + u->str());
+  }
+}
+
+void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
+  if (failed()) return;
+  if (!r->is(Op::RANGE) || r->numSrc() < 1) return (void)fail(r, "expected a RANGE, got " + r->str());
+  for (const Scope &s : scopes_)
+    if (s.range == r) return (void)fail(r, "RANGE is opened twice in one loop nest");
+  mlir::Value bound = indexValue(r->src(0));
+  if (!bound) return;
+  setInsertion(scopes_.size() - 1);
+  auto loop = scf::ForOp::create(b_, loc_, i64(0), bound, i64(1), iterArgs);
+  scopes_.push_back(Scope{r, loop, loop.getBody(), loop.getInductionVar(), nextScopeId_++, nullptr});
+}
+
+void KernelLowering::closeLoop() { scopes_.pop_back(); }
+
+// STORE(INDEX(buf, idx), v), or STORE(PARAM, v) for element 0 (an unindexed
+// access, rendered by tinygrad as `*(data0+0) = v`).
+void KernelLowering::store(const UOp *u) {
+  const UOp *target = u->numSrc() == 2 ? u->src(0) : nullptr;
+  bool indexed = target && target->is(Op::INDEX) && target->numSrc() == 2;
+  if (!target || !(indexed || target->is(Op::PARAM)))
+    return (void)fail(u, "expected STORE(INDEX(buffer, index), value) or STORE(PARAM, value)");
+  auto [gate, idxNode] = indexed ? splitGate(target->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
+  mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
+  mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
+  mlir::Value v = operand(u->src(1), target->dtype());
+  mlir::Value base = param(indexed ? target->src(0) : target);
+  if (failed()) return;
+  setInsertion(scopes_.size() - 1);
+  if (valid) {
+    auto guard = scf::IfOp::create(b_, loc_, valid, /*withElseRegion=*/false);
+    b_.setInsertionPoint(guard.thenBlock()->getTerminator());
+  }
+  mlir::Value m = check(u, num_.toMem(v, target->dtype()));
+  if (!m) return;
+  LLVM::StoreOp::create(b_, loc_, m, address(base, idx, target->dtype()));
+}
+
+//===--- placement --------------------------------------------------------===//
+
+// The RANGEs a value depends on (a REDUCE does not depend on its own ranges).
+const std::vector<const UOp *> &KernelLowering::deps(const UOp *u) {
+  auto it = deps_.find(u);
+  if (it != deps_.end()) return it->second;
+  // Iterative over the toposort so deep graphs do not recurse.
+  for (const UOp *n : toposort(u)) {
+    if (deps_.count(n)) continue;
+    std::vector<const UOp *> d;
+    for (const UOp *s : n->src()) {
+      const auto &sd = deps_[s];
+      d.insert(d.end(), sd.begin(), sd.end());
+    }
+    if (n->is(Op::RANGE)) d.push_back(n);
+    if (n->is(Op::REDUCE))
+      std::erase_if(d, [&](const UOp *r) { return std::find(n->src().begin() + 1, n->src().end(), r) != n->src().end(); });
+    std::sort(d.begin(), d.end(), [](const UOp *a, const UOp *c) { return a->id() < c->id(); });
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    deps_[n] = std::move(d);
+  }
+  return deps_[u];
+}
+
+unsigned KernelLowering::levelOf(const UOp *u) {
+  const auto &d = deps(u);
+  for (unsigned i = scopes_.size() - 1; i > 0; --i)
+    if (std::binary_search(d.begin(), d.end(), scopes_[i].range,
+                           [](const UOp *a, const UOp *c) { return a->id() < c->id(); }))
+      return i;
+  return 0;
+}
+
+void KernelLowering::setInsertion(unsigned level) {
+  if (level + 1 < scopes_.size()) return b_.setInsertionPoint(scopes_[level + 1].loop);
+  const Scope &s = scopes_[level];
+  if (s.insertBefore) return b_.setInsertionPoint(s.insertBefore);
+  if (s.body->mightHaveTerminator()) return b_.setInsertionPoint(s.body->getTerminator());
+  b_.setInsertionPointToEnd(s.body);
+}
+
+//===--- values -----------------------------------------------------------===//
+
+mlir::Value KernelLowering::i64(int64_t v) {
+  auto [it, inserted] = i64s_.try_emplace(v);
+  if (inserted) {
+    OpBuilder::InsertionGuard g(b_);
+    setInsertion(0);
+    it->second = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(v));
+  }
+  return it->second;
+}
+
+mlir::Value KernelLowering::constAt(const UOp *c, DType dt) {
+  if (isInvalidConst(c)) return fail(c, "Invalid is only allowed as WHERE(valid, index, Invalid) inside an INDEX");
+  auto key = std::make_pair(c, &dt.info());
+  auto it = consts_.find(key);
+  if (it != consts_.end()) return it->second;
+  OpBuilder::InsertionGuard g(b_);
+  setInsertion(0);
+  mlir::Value v = check(c, num_.constant(c->arg(), dt));
+  if (v) consts_[key] = v;
+  return v;
+}
+
+// `src` as a value of dtype `want`. Weak literals are materialized directly in
+// `want`; other weak values are converted (tinygrad commits weak types to the
+// op's dtype). A strong mismatch is an error unless convertStrong (the operand
+// casts tinygrad inserts for transcendental float ops and index math).
+mlir::Value KernelLowering::operand(const UOp *src, DType want, bool convertStrong) {
+  if (failed()) return {};
+  if (src->is(Op::CONST)) return constAt(src, want);
+  mlir::Value v = emit(src);
+  if (!v || src->dtype() == want) return v;
+  if (!src->dtype().isWeak() && !convertStrong)
+    return fail(src, "operand of dtype " + std::string(src->dtype().name()) + " where " + std::string(want.name()) + " is expected");
+  OpBuilder::InsertionGuard g(b_);
+  setInsertion(levelOf(src));
+  return check(src, num_.cast(v, src->dtype(), want));
+}
+
+mlir::Value KernelLowering::indexValue(const UOp *idx) {
+  if (!idx->dtype().isInt()) return fail(idx, "index must be an integer, got " + idx->str());
+  return operand(idx, dtypes::WeakInt, /*convertStrong=*/true);
+}
+
+mlir::Value KernelLowering::param(const UOp *buf) {
+  if (!buf->is(Op::PARAM)) return fail(buf, "only PARAM buffers can be indexed in a kernel, got " + buf->str());
+  const tgc::Value *slot = buf->arg().field("slot");
+  const tgc::Value *as = buf->arg().field("addrspace");
+  if (!slot || !slot->isInt()) return fail(buf, "PARAM without an integer slot");
+  if (as && as->kind() == tgc::Value::Kind::Enum && as->str() != "GLOBAL")
+    return fail(buf, "only GLOBAL PARAMs are supported, got addrspace " + as->str());
+  if (slot->getInt() < 0 || uint64_t(slot->getInt()) >= spec_.numArgs)
+    return fail(buf, "PARAM slot " + std::to_string(slot->getInt()) + " has no CALL argument (" + std::to_string(spec_.numArgs) + " given)");
+  return fn_.getArgument(unsigned(slot->getInt()));
+}
+
+mlir::Value KernelLowering::address(mlir::Value base, mlir::Value idx, DType dt) {
+  Type ptr = LLVM::LLVMPointerType::get(b_.getContext());
+  return LLVM::GEPOp::create(b_, loc_, ptr, memType(b_.getContext(), dt), base, mlir::ValueRange{idx},
+                             LLVM::GEPNoWrapFlags::inbounds);
+}
+
+mlir::Value KernelLowering::emit(const UOp *u) {
+  if (failed()) return {};
+  auto it = memo_.find(u);
+  if (it != memo_.end() && memoValid(it->second)) return it->second.v;
+  // Values are emitted depth-first; bound the depth so that a pathological
+  // chain gives a diagnostic instead of exhausting the stack.
+  if (depth_ >= kMaxDepth) return fail(u, "kernel expression nests deeper than " + std::to_string(kMaxDepth) + " operations");
+  struct DepthGuard {
+    unsigned &d;
+    explicit DepthGuard(unsigned &counter) : d(counter) { ++d; }
+    ~DepthGuard() { --d; }
+  } guard(depth_);
+  if (u->is(Op::CONST)) return constAt(u, u->dtype());
+  if (u->is(Op::RANGE)) {
+    for (const Scope &s : scopes_)
+      if (s.range == u) return s.iv;
+    return fail(u, "RANGE used outside its loop (no enclosing END or REDUCE opens it)");
+  }
+  if (!regType(b_.getContext(), u->dtype())) return fail(u, "unsupported dtype " + std::string(u->dtype() ? u->dtype().name() : "?"));
+  unsigned level = levelOf(u);
+  mlir::Value v = emitUncached(u, level);
+  if (v) memo_[u] = Memo{v, level, scopes_[level].id};
+  return v;
+}
+
+mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
+  Op op = u->op();
+  if (op == Op::INDEX || op == Op::PARAM) return load(u, level);
+  if (op == Op::REDUCE) return reduce(u, level);
+  DType dt = u->dtype();
+  if (op == Op::CAST || op == Op::BITCAST) {
+    if (u->numSrc() != 1) return fail(u, "CAST/BITCAST takes one source");
+    const UOp *s = u->src(0);
+    if (op == Op::CAST && s->is(Op::CONST)) return constAt(s, dt); // dtype.const of the literal
+    if (op == Op::BITCAST && s->dtype().isWeak()) return fail(u, "BITCAST of a weakly typed value");
+    mlir::Value x = emit(s);
+    if (!x) return {};
+    setInsertion(level);
+    return check(u, op == Op::CAST ? num_.cast(x, s->dtype(), dt) : num_.bitcast(x, s->dtype(), dt));
+  }
+  if (!u->isIn(group::ALU)) return fail(u, "unsupported op in a kernel: " + u->str());
+  size_t arity = u->isIn(group::Unary) ? 1 : u->isIn(group::Binary) ? 2 : 3;
+  if (u->numSrc() != arity) return fail(u, std::string(opName(op)) + " takes " + std::to_string(arity) + " sources");
+
+  // The dtype the operands are computed in: the node's, except for
+  // comparisons (the strong operand's, or the weak join of both).
+  DType opDt = dt;
+  if (u->isIn(group::Comparison)) {
+    DType a = u->src(0)->dtype(), c = u->src(1)->dtype();
+    if (!a.isWeak()) opDt = a;
+    else if (!c.isWeak()) opDt = c;
+    else opDt = (a.isFloat() || c.isFloat()) ? dtypes::WeakFloat : dtypes::WeakInt;
+  }
+  std::vector<mlir::Value> xs;
+  for (size_t i = 0; i < arity; ++i) {
+    bool cond = op == Op::WHERE && i == 0;
+    xs.push_back(operand(u->src(i), cond ? dtypes::Bool : opDt, u->isIn(group::FloatUnary)));
+    if (!xs.back()) return {};
+  }
+  setInsertion(level);
+  return check(u, num_.alu(op, dt, opDt, xs));
+}
+
+// INDEX used as a value: a load. A gated load yields 0 (tinygrad's alt value)
+// when the gate is false and must not touch memory then (the index may be out
+// of bounds, e.g. -1 for a padded border). When the PARAM has at least one
+// element it loads element 0 instead (branch-free, so loops still vectorize);
+// otherwise the load sits in an scf.if.
+mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
+  bool indexed = u->is(Op::INDEX);
+  if (indexed && u->numSrc() != 2) return fail(u, "INDEX takes (buffer, index)");
+  auto [gate, idxNode] = indexed ? splitGate(u->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
+  const UOp *buf = indexed ? u->src(0) : u;
+  mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
+  mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
+  mlir::Value base = param(buf);
+  if (failed()) return {};
+  DType dt = u->dtype();
+  Type mt = memType(b_.getContext(), dt);
+  mlir::Value zero;
+  if (valid) {
+    OpBuilder::InsertionGuard g(b_);
+    setInsertion(0);
+    if (!(zero = check(u, num_.constant(tgc::Value::integer(0), dt)))) return {};
+  }
+  setInsertion(level);
+  auto loadAt = [&](mlir::Value i) { return check(u, num_.fromMem(LLVM::LoadOp::create(b_, loc_, mt, address(base, i, dt)), dt)); };
+  if (!valid) return loadAt(idx);
+  bool hasElement0 = buf->numSrc() == 1 && buf->src(0)->is(Op::CONST) && buf->src(0)->arg().isInt() && buf->src(0)->arg().getInt() > 0;
+  if (hasElement0) {
+    mlir::Value v = loadAt(arith::SelectOp::create(b_, loc_, valid, idx, i64(0)));
+    return v ? mlir::Value(arith::SelectOp::create(b_, loc_, valid, v, zero)) : v;
+  }
+  auto guard = scf::IfOp::create(b_, loc_, TypeRange{zero.getType()}, valid, /*withElseRegion=*/true);
+  b_.setInsertionPointToStart(guard.thenBlock());
+  mlir::Value v = loadAt(idx);
+  if (!v) return {};
+  scf::YieldOp::create(b_, loc_, v);
+  b_.setInsertionPointToStart(guard.elseBlock());
+  scf::YieldOp::create(b_, loc_, zero);
+  return guard.getResult(0);
+}
+
+// REDUCE(value, ranges...): nested scf.for carrying the accumulator. When the
+// REDUCE is invariant in some open loops, its loops are built in front of the
+// outermost of those (the deeper scopes are set aside meanwhile).
+mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
+  const tgc::Value &arg = u->arg();
+  if (!arg.isTuple() || arg.size() != 2 || !arg[0].isEnum("Ops") || !arg[1].isInt())
+    return fail(u, "REDUCE arg must be (Ops op, n)");
+  if (arg[1].getInt() != 0) return fail(u, "REDUCE over tensor axes (horizontal reduce) is not supported in kernels");
+  std::optional<Op> rop = opFromName(arg[0].str());
+  if (!rop || !group::Reduce.contains(*rop)) return fail(u, "REDUCE op must be ADD, MUL or MAX");
+  if (u->numSrc() < 2) return fail(u, "REDUCE without ranges");
+  DType dt = u->dtype();
+
+  std::vector<Scope> saved(scopes_.begin() + level + 1, scopes_.end());
+  scopes_.resize(level + 1);
+  Operation *prevInsert = scopes_[level].insertBefore;
+  if (!saved.empty()) scopes_[level].insertBefore = saved.front().loop;
+  auto restore = [&]() {
+    scopes_.resize(level + 1);
+    scopes_[level].insertBefore = prevInsert;
+    scopes_.insert(scopes_.end(), saved.begin(), saved.end());
+  };
+
+  mlir::Value acc = check(u, [&] {
+    OpBuilder::InsertionGuard g(b_);
+    setInsertion(0);
+    return num_.identity(*rop, dt);
+  }());
+  std::vector<scf::ForOp> loops;
+  for (size_t i = 1; i < u->numSrc() && acc; ++i) {
+    openLoop(u->src(i), acc);
+    if (failed()) break;
+    auto loop = cast<scf::ForOp>(scopes_.back().loop);
+    loops.push_back(loop);
+    acc = loop.getRegionIterArgs()[0];
+  }
+  mlir::Value v = failed() ? mlir::Value() : operand(u->src(0), dt);
+  if (!v) {
+    restore();
+    return {};
+  }
+  setInsertion(scopes_.size() - 1);
+  acc = check(u, num_.alu(*rop, dt, dt, {acc, v}));
+  for (auto it = loops.rbegin(); it != loops.rend() && acc; ++it) {
+    setInsertion(scopes_.size() - 1);
+    scf::YieldOp::create(b_, loc_, acc);
+    closeLoop();
+    acc = it->getResult(0);
+  }
+  restore();
+  return acc;
+}
+
+} // namespace
+
+Status lowerKernelToMLIR(ModuleOp module, const UOp *sink, const KernelSpec &spec) {
+  return KernelLowering(module, sink, spec).run();
+}
+
+} // namespace tgc::codegen

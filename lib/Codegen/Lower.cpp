@@ -1,0 +1,177 @@
+//===- Lower.cpp - MLIR kernels -> LLVM IR -> optimized machine code ------===//
+//
+// Only the per-conversion pass headers are included: the umbrella
+// mlir/Conversion/Passes.h costs minutes and GBs per TU (toolchain.md §6).
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/Lower.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <mutex>
+
+namespace tgc::codegen {
+
+static Diagnostic codegenError(std::string msg) {
+  Location loc;
+  loc.file = "codegen";
+  return Diagnostic(std::move(loc), std::move(msg));
+}
+
+static void initNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+Result<std::unique_ptr<llvm::orc::JITTargetMachineBuilder>> targetBuilder(const TargetOptions &opts) {
+  initNativeTarget();
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
+  if (opts.triple.empty() && opts.cpu.empty() && opts.features.empty()) {
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host) return codegenError("cannot detect the host target: " + llvm::toString(host.takeError()));
+    jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*host));
+  } else {
+    llvm::Triple triple(opts.triple.empty() ? llvm::sys::getProcessTriple() : opts.triple);
+    jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(triple);
+    jtmb->setCPU(opts.cpu.empty() ? std::string(llvm::sys::getHostCPUName()) : opts.cpu);
+    if (!opts.features.empty()) {
+      llvm::SubtargetFeatures f(opts.features);
+      jtmb->addFeatures(f.getFeatures());
+    }
+  }
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  jtmb->setCodeGenOptLevel(opts.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                           : opts.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                           : opts.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                : llvm::CodeGenOptLevel::None);
+  return jtmb;
+}
+
+Result<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetOptions &opts) {
+  auto jtmb = targetBuilder(opts);
+  if (!jtmb) return jtmb.error();
+  auto tm = (*jtmb)->createTargetMachine();
+  if (!tm) return codegenError("cannot create a target machine: " + llvm::toString(tm.takeError()));
+  return std::move(*tm);
+}
+
+Status lowerToLLVMDialect(mlir::ModuleOp module) {
+  std::string errors;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(errors);
+    os << d << "\n";
+    return mlir::success();
+  });
+  if (mlir::failed(mlir::verify(module))) return codegenError("invalid kernel MLIR: " + errors);
+  mlir::PassManager pm(module->getName());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  pm.addPass(mlir::createArithToLLVMConversionPass());
+  pm.addPass(mlir::createConvertMathToLLVMPass());
+  pm.addPass(mlir::createConvertControlFlowToLLVMPass());
+  pm.addPass(mlir::createConvertFuncToLLVMPass());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  if (mlir::failed(pm.run(module))) return codegenError("lowering to the LLVM dialect failed: " + errors);
+  return Status::success();
+}
+
+Result<std::unique_ptr<llvm::Module>> translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &ctx,
+                                                      llvm::TargetMachine &tm) {
+  mlir::MLIRContext *mctx = module.getContext();
+  mlir::registerBuiltinDialectTranslation(*mctx);
+  mlir::registerLLVMDialectTranslation(*mctx);
+  std::string errors;
+  mlir::ScopedDiagnosticHandler handler(mctx, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(errors);
+    os << d << "\n";
+    return mlir::success();
+  });
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, ctx);
+  if (!m) return codegenError("translation to LLVM IR failed: " + errors);
+  m->setTargetTriple(tm.getTargetTriple());
+  m->setDataLayout(tm.createDataLayout());
+  return m;
+}
+
+Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = pto.SLPVectorization = optLevel >= 2; // SLP is off by default
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel >= 3   ? llvm::OptimizationLevel::O3
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                                  : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0 ? pb.buildO0DefaultPipeline(level)
+                                                                      : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (llvm::verifyModule(m, &os)) return codegenError("optimized LLVM IR does not verify: " + errors);
+  return Status::success();
+}
+
+Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
+  std::string bytes;
+  {
+    llvm::raw_string_ostream os(bytes);
+    llvm::buffer_ostream bos(os);
+    llvm::legacy::PassManager cg;
+    if (tm.addPassesToEmitFile(cg, bos, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return codegenError("the target cannot emit object files");
+    cg.run(m);
+  }
+  return bytes;
+}
+
+std::string printMLIR(mlir::ModuleOp module) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  module.print(os);
+  return s;
+}
+
+std::string printLLVMIR(const llvm::Module &m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+} // namespace tgc::codegen

@@ -1,0 +1,197 @@
+//===- Schedule.cpp - compile and run a LINEAR of kernel CALLs -------------===//
+//
+// Builds one MLIR module per schedule (all kernels plus `tgc_run`, which
+// replays the LINEAR), lowers it through Lower.h, and either JITs it or emits
+// an object file. Mirrors tinygrad's compile_linear/run_linear for CPU.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/Schedule.h"
+#include "Codegen/Jit.h"
+#include "Codegen/KernelToMLIR.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+#include <map>
+
+namespace tgc {
+
+using namespace mlir;
+
+struct CompiledSchedule::Native {
+  std::unique_ptr<codegen::Jit> jit;
+  void (*run)(void **) = nullptr;
+  std::vector<void (*)(void **)> entries; // per kernel
+};
+
+CompiledSchedule::~CompiledSchedule() = default;
+
+namespace {
+
+Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
+  d.notes.push_back("in kernel " + (k.name.empty() ? std::string("<unnamed>") : k.name) + " (" + k.symbol + ")");
+  return d;
+}
+
+// func.func @tgc_run(%buffers: !llvm.ptr): the LINEAR in order.
+void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::string &symbol) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  mlir::Location loc = b.getUnknownLoc();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, loc, symbol, b.getFunctionType({ptr}, {}));
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToEnd(body);
+  std::map<int, mlir::Value> bases;
+  auto base = [&](int i) {
+    auto [it, inserted] = bases.try_emplace(i);
+    if (inserted) {
+      mlir::Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                             LLVM::GEPNoWrapFlags::inbounds);
+      it->second = LLVM::LoadOp::create(b, loc, ptr, slot);
+    }
+    return it->second;
+  };
+  auto address = [&](const ScheduleArg &a) -> mlir::Value {
+    mlir::Value p = base(a.buffer);
+    if (a.byteOffset == 0) return p;
+    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), p, llvm::ArrayRef<LLVM::GEPArg>{int32_t(a.byteOffset)},
+                               LLVM::GEPNoWrapFlags::inbounds);
+  };
+  for (const ScheduleCall &c : plan.calls) {
+    std::vector<mlir::Value> args;
+    for (const ScheduleArg &a : c.args) args.push_back(address(a));
+    if (c.kind == ScheduleCall::Kind::Copy) {
+      mlir::Value len = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(c.args[0].bytes));
+      if (c.args[0].buffer == c.args[1].buffer) // views of one buffer may overlap
+        LLVM::MemmoveOp::create(b, loc, args[0], args[1], len, /*isVolatile=*/false);
+      else
+        LLVM::MemcpyOp::create(b, loc, args[0], args[1], len, /*isVolatile=*/false);
+    } else {
+      func::CallOp::create(b, loc, plan.kernels[c.kernel].symbol, TypeRange{}, args);
+    }
+  }
+  func::ReturnOp::create(b, loc);
+}
+
+struct LoweredModule {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> module;
+  std::string mlirText;
+};
+
+Result<LoweredModule> lowerPlan(const SchedulePlan &plan, const CodegenOptions &opts, llvm::TargetMachine &tm) {
+  for (const ScheduleCall &c : plan.calls)
+    for (const ScheduleArg &a : c.args)
+      if (a.byteOffset > INT32_MAX) return Diagnostic::at(c.call, "buffer view offset beyond 2 GiB is not supported");
+  MLIRContext mctx(MLIRContext::Threading::DISABLED); // the machine's cores are shared; kernels are small
+  codegen::loadKernelDialects(mctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
+  for (const ScheduleKernel &k : plan.kernels) {
+    Status s = codegen::lowerKernelToMLIR(*module, k.sink, codegen::KernelSpec{k.symbol, k.numArgs, k.noalias});
+    if (!s) return inKernel(s.error(), k);
+  }
+  buildRunFunction(*module, plan, opts.runSymbol);
+  LoweredModule out;
+  if (opts.keepIR) out.mlirText = codegen::printMLIR(*module);
+  if (Status s = codegen::lowerToLLVMDialect(*module); !s) return s.error();
+  out.ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = codegen::translateToLLVMIR(*module, *out.ctx, tm);
+  if (!m) return m.error();
+  out.module = std::move(*m);
+  // Kernels stay functions of their own: tgc_run stays a flat call list and a
+  // kernel called from many places is optimized and emitted once.
+  // Only tgc_run and the _entry wrappers are exported.
+  for (const ScheduleKernel &k : plan.kernels)
+    if (llvm::Function *f = out.module->getFunction(k.symbol)) {
+      f->addFnAttr(llvm::Attribute::NoInline);
+      f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  if (Status s = codegen::optimizeModule(*out.module, tm, opts.target.optLevel); !s) return s.error();
+  return out;
+}
+
+} // namespace
+
+Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const CodegenOptions &opts) {
+  auto start = std::chrono::steady_clock::now();
+  auto plan = planLinear(linear);
+  if (!plan) return plan.error();
+  auto tm = codegen::createTargetMachine(opts.target);
+  if (!tm) return tm.error();
+  auto lowered = lowerPlan(*plan, opts, **tm);
+  if (!lowered) return lowered.error();
+
+  std::unique_ptr<CompiledSchedule> cs(new CompiledSchedule());
+  cs->plan_ = std::move(*plan);
+  if (opts.keepIR) {
+    cs->mlir_ = std::move(lowered->mlirText);
+    cs->llvmIR_ = codegen::printLLVMIR(*lowered->module);
+  }
+  auto jit = codegen::Jit::create(std::move(lowered->module), std::move(lowered->ctx), opts.target);
+  if (!jit) return jit.error();
+  cs->native_ = std::make_unique<CompiledSchedule::Native>();
+  cs->native_->jit = std::move(*jit);
+  auto run = cs->native_->jit->lookup(opts.runSymbol);
+  if (!run) return run.error();
+  cs->native_->run = reinterpret_cast<void (*)(void **)>(*run);
+  for (const ScheduleKernel &k : cs->plan_.kernels) {
+    auto e = cs->native_->jit->lookup(codegen::entrySymbol(k.symbol));
+    if (!e) return e.error();
+    cs->native_->entries.push_back(reinterpret_cast<void (*)(void **)>(*e));
+  }
+  cs->compileSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return cs;
+}
+
+Result<std::unique_ptr<CompiledSchedule>> compileLinear(const Graph &doc, const CodegenOptions &opts) {
+  const UOp *linear = doc.root("linear");
+  if (!linear && doc.roots.size() == 1) linear = doc.roots[0];
+  if (!linear) {
+    Location loc;
+    loc.file = doc.path;
+    return Diagnostic(loc, "document has no root named \"linear\"");
+  }
+  return compileLinear(linear, opts);
+}
+
+Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOptions &opts) {
+  auto plan = planLinear(linear);
+  if (!plan) return plan.error();
+  auto tm = codegen::createTargetMachine(opts.target);
+  if (!tm) return tm.error();
+  auto lowered = lowerPlan(*plan, opts, **tm);
+  if (!lowered) return lowered.error();
+  return codegen::emitObject(*lowered->module, **tm);
+}
+
+Status CompiledSchedule::run(std::span<void *const> data) const {
+  if (data.size() != plan_.buffers.size())
+    return Diagnostic(Location(), "run: " + std::to_string(data.size()) + " buffers given, the schedule has " +
+                                      std::to_string(plan_.buffers.size()));
+  for (size_t i = 0; i < data.size(); ++i)
+    if (!data[i] && plan_.buffers[i].bytes() > 0) return Diagnostic(Location(), "run: buffer " + std::to_string(i) + " is null");
+  native_->run(const_cast<void **>(data.data()));
+  return Status::success();
+}
+
+Status CompiledSchedule::runKernel(size_t kernel, std::span<void *const> args) const {
+  if (kernel >= plan_.kernels.size()) return Diagnostic(Location(), "runKernel: no kernel " + std::to_string(kernel));
+  if (args.size() != plan_.kernels[kernel].numArgs)
+    return Diagnostic(Location(), "runKernel: kernel " + plan_.kernels[kernel].symbol + " takes " +
+                                      std::to_string(plan_.kernels[kernel].numArgs) + " arguments");
+  native_->entries[kernel](const_cast<void **>(args.data()));
+  return Status::success();
+}
+
+} // namespace tgc

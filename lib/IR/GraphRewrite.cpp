@@ -1,0 +1,372 @@
+//===- GraphRewrite.cpp - tinygrad's RewriteContext, iteratively ----------===//
+//
+// unifiedRewrite follows tinygrad's unified_rewrite stage for stage:
+//   stage 0: pre-order bpm to a local fixed point, then schedule the srcs;
+//   stage 1: once the srcs are done, rebuild the node over the rewritten srcs
+//            (and rewrite that), or run pm on it (and rewrite the result);
+//   stage 2: the node's result is the result of what it was rewritten into.
+// Nodes whose srcs are not ready yet park on a waitlist instead of spinning.
+// walkRewrite is tinygrad's walk_rewrite.
+//
+//===----------------------------------------------------------------------===//
+#include "IR/GraphRewrite.h"
+
+#include <algorithm>
+
+namespace tgc {
+
+namespace {
+
+// An open-addressing hash map keyed by node pointer: graph_rewrite does a few
+// lookups per node, and node-based std::unordered_map allocations dominated.
+template <typename V> class PtrMap {
+public:
+  PtrMap() : slots_(64) {}
+  V *find(const UOp *k) {
+    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
+      Slot &s = slots_[i];
+      if (s.key == k) return &s.value;
+      if (!s.key) return nullptr;
+    }
+  }
+  bool contains(const UOp *k) { return find(k) != nullptr; }
+  /// The value for k, default-constructed if k is new; `inserted` says which.
+  V &get(const UOp *k, bool &inserted) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
+      Slot &s = slots_[i];
+      if (s.key == k) {
+        inserted = false;
+        return s.value;
+      }
+      if (!s.key) {
+        s.key = k;
+        ++count_;
+        inserted = true;
+        return s.value;
+      }
+    }
+  }
+  V &operator[](const UOp *k) {
+    bool inserted;
+    return get(k, inserted);
+  }
+
+private:
+  struct Slot {
+    const UOp *key = nullptr;
+    V value{};
+  };
+  static size_t hash(const UOp *p) {
+    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(p));
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return size_t(x);
+  }
+  size_t mask() const { return slots_.size() - 1; }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    count_ = 0;
+    for (Slot &s : old)
+      if (s.key) (*this)[s.key] = std::move(s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
+class Rewriter {
+public:
+  Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
+           Context &ctx)
+      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls) {
+    // A terminating rewrite applies a bounded number of rules per node; the
+    // context holds at least the graph, so a multiple of its size is generous.
+    budget_ = opts.maxSteps ? opts.maxSteps : 1000000 + 32 * ctx.size();
+    stackLimit_ = opts.maxSteps ? opts.maxSteps : 250000 + 4 * ctx.size();
+  }
+
+  Result<std::vector<const UOp *>> run(std::span<const UOp *const> roots, bool walk) {
+    std::vector<const UOp *> out;
+    for (const UOp *r : roots) {
+      const UOp *res = walk ? walkRewrite(r) : unifiedRewrite(r);
+      if (error_) return *error_;
+      out.push_back(res);
+    }
+    return out;
+  }
+
+private:
+  bool failed() const { return error_.has_value(); }
+  void fail(Diagnostic d) {
+    if (!error_) error_ = std::move(d);
+  }
+  // Surfaces what a rule callback reported through the env.
+  bool checkEnv(const UOp *u, bool gateAllowed) {
+    if (env_.error) {
+      fail(*env_.error);
+      env_.error.reset();
+      return false;
+    }
+    if (env_.gated && !gateAllowed) {
+      env_.gated = false;
+      fail(Diagnostic::at(u, "a post-order rewrite rule raised BottomUpGate (only pre-order rules may gate)"));
+      return false;
+    }
+    return true;
+  }
+  bool countStep(const UOp *u) {
+    if (++steps_ <= budget_) return true;
+    fail(Diagnostic::at(u, "graph_rewrite did not reach a fixed point after " + std::to_string(budget_) +
+                               " rule applications (the rules keep rewriting each other's results)"));
+    return false;
+  }
+
+  // post-order pm on x: the rewrite or nullptr
+  const UOp *pmRewrite(const UOp *x) {
+    const UOp *r = pm_->rewrite(x, env_);
+    if (!checkEnv(x, false)) return nullptr;
+    if (r && !countStep(x)) return nullptr;
+    return r;
+  }
+  // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
+  const UOp *bpmRewrite(const UOp *x, bool &gated) {
+    gated = false;
+    if (auto *cached = bpmCache_.find(x)) return *cached;
+    const UOp *r = bpm_->rewrite(x, env_);
+    if (env_.gated) {
+      env_.gated = false;
+      gated = true;
+      return nullptr;
+    }
+    if (!checkEnv(x, true)) return nullptr;
+    if (r && !countStep(x)) return nullptr;
+    bpmCache_[x] = r;
+    return r;
+  }
+
+  bool opaqueCall(const UOp *n) const {
+    if (enterCalls_ || n->numSrc() == 0) return false;
+    return n->is(Op::FUNCTION) || (n->is(Op::CALL) && n->src(0)->isIn(group::CallBodies));
+  }
+
+  const UOp *rebuild(const UOp *n, std::vector<const UOp *> src) {
+    DType dt = rebuildDType(n, src);
+    return n->context().get(n->op(), dt, std::move(src), n->arg(), n->tag());
+  }
+
+  struct Item {
+    const UOp *n;
+    const UOp *newN;
+    uint8_t stage;
+  };
+
+  // Parks `it` until `dep` has its result. The waitlist is a linked list per
+  // node threaded through waits_, so parking allocates nothing per node.
+  void wait(const UOp *dep, const Item &it) {
+    bool inserted;
+    int32_t &head = waitHead_.get(dep, inserted);
+    if (inserted) head = -1;
+    waits_.push_back({it, head});
+    head = int32_t(waits_.size() - 1);
+  }
+  void release(const UOp *n) {
+    int32_t *head = waitHead_.find(n);
+    if (!head) return;
+    for (int32_t i = *head; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
+    *head = -1;
+  }
+
+  const UOp *unifiedRewrite(const UOp *root) {
+    if (const UOp **done = replace_.find(root)) return *done;
+    stack_.push_back({root, root, 0});
+    onStack_[root] = true;
+    while (!stack_.empty() && !failed()) {
+      if (stack_.size() > stackLimit_) {
+        fail(Diagnostic::at(root, "infinite loop in graph_rewrite (work stack above " + std::to_string(stackLimit_) +
+                                      " entries)"));
+        break;
+      }
+      Item it = stack_.back();
+      stack_.pop_back();
+      if (replace_.contains(it.n)) continue;
+      if (it.stage == 0) stage0(it.n);
+      else if (it.stage == 1) stage1(it);
+      else stage2(it);
+    }
+    if (failed()) return nullptr;
+    const UOp **done = replace_.find(root);
+    if (!done) {
+      // Everything left is waiting on something that waits on it: name the oldest such node.
+      const UOp *stuck = root;
+      for (const Wait &w : waits_)
+        if (!replace_.contains(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
+      fail(Diagnostic::at(stuck, "graph_rewrite cannot finish: a rule's result depends on the node it replaces "
+                                 "(rewrite cycle at " + stuck->str() + ")"));
+      return nullptr;
+    }
+    return *done;
+  }
+
+  void stage0(const UOp *n) {
+    const UOp *newN = n;
+    if (bpm_) {
+      // apply the pre-order rules until they no longer fire
+      const UOp *test = n;
+      std::vector<const UOp *> seen;
+      while (test) {
+        if (std::find(seen.begin(), seen.end(), test) != seen.end()) {
+          fail(Diagnostic::at(n, "infinite loop in fixed_point_rewrite: the pre-order rules cycle back to " +
+                                     test->str()));
+          return;
+        }
+        seen.push_back(test);
+        bool gated = false;
+        const UOp *r = bpmRewrite(test, gated);
+        if (failed()) return;
+        if (gated) {
+          // BottomUpGate: keep what we have and do not look below it
+          replace_[n] = test;
+          release(n);
+          return;
+        }
+        newN = test;
+        test = r;
+      }
+    }
+    stack_.push_back({n, newN, 1});
+    if (opaqueCall(newN)) replace_[newN->src(0)] = newN->src(0);
+    auto src = newN->src();
+    for (size_t i = src.size(); i-- > 0;) {
+      const UOp *x = src[i];
+      bool inserted;
+      onStack_.get(x, inserted) = true;
+      if (!inserted) continue;
+      stack_.push_back({x, x, 0});
+    }
+  }
+
+  void stage1(const Item &it) {
+    const UOp *newN = it.newN;
+    std::vector<const UOp *> tmp;
+    tmp.reserve(newN->numSrc());
+    bool changed = false;
+    for (const UOp *x : newN->src()) {
+      const UOp **r = replace_.find(x);
+      if (!r) {
+        wait(x, it); // not ready: come back when x is done
+        return;
+      }
+      tmp.push_back(*r);
+      changed |= *r != x;
+    }
+    const UOp *next;
+    if (!changed) {
+      const UOp *r = pm_ ? pmRewrite(newN) : nullptr;
+      if (failed()) return;
+      if (!r) {
+        replace_[it.n] = newN;
+        release(it.n);
+        return;
+      }
+      next = r;
+    } else {
+      next = rebuild(newN, std::move(tmp));
+    }
+    // rewrite `next` too, then link its result back to n
+    stack_.push_back({it.n, next, 2});
+    stack_.push_back({next, next, 0});
+  }
+
+  void stage2(const Item &it) {
+    const UOp **r = replace_.find(it.newN);
+    if (!r) {
+      wait(it.newN, it);
+      return;
+    }
+    const UOp *result = *r;
+    replace_[it.n] = result;
+    release(it.n);
+  }
+
+  const UOp *walkRewrite(const UOp *root) {
+    std::vector<std::pair<const UOp *, bool>> stack{{root, false}};
+    while (!stack.empty() && !failed()) {
+      auto [n, processed] = stack.back();
+      stack.pop_back();
+      if (replace_.contains(n)) continue;
+      if (!processed) {
+        if (bpm_) {
+          bool gated = false;
+          const UOp *r = bpmRewrite(n, gated);
+          if (failed()) break;
+          if (gated || r) {
+            replace_[n] = r ? r : n;
+            continue;
+          }
+        }
+        stack.push_back({n, true});
+        if (opaqueCall(n)) replace_[n->src(0)] = n->src(0);
+        auto src = n->src();
+        for (size_t i = src.size(); i-- > 0;)
+          if (!replace_.contains(src[i])) stack.push_back({src[i], false});
+      } else {
+        std::vector<const UOp *> src;
+        bool changed = false;
+        for (const UOp *x : n->src()) {
+          const UOp **r = replace_.find(x);
+          src.push_back(r ? *r : x);
+          changed |= src.back() != x;
+        }
+        const UOp *newN = changed ? rebuild(n, std::move(src)) : n;
+        if (pm_) {
+          const UOp *r = pmRewrite(newN);
+          if (failed()) break;
+          if (r) newN = r;
+        }
+        replace_[n] = newN;
+      }
+    }
+    if (failed()) return nullptr;
+    const UOp **done = replace_.find(root);
+    return done ? *done : root;
+  }
+
+  const PatternMatcher *pm_, *bpm_;
+  RewriteEnv &env_;
+  bool enterCalls_;
+  size_t budget_ = 0, stackLimit_ = 0, steps_ = 0;
+  std::optional<Diagnostic> error_;
+  struct Wait {
+    Item item;
+    int32_t next; // the next parked item on the same node, or -1
+  };
+  PtrMap<const UOp *> replace_;
+  PtrMap<const UOp *> bpmCache_;
+  PtrMap<bool> onStack_;
+  PtrMap<int32_t> waitHead_;
+  std::vector<Wait> waits_;
+  std::vector<Item> stack_;
+};
+
+} // namespace
+
+Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots, const PatternMatcher &pm,
+                                              RewriteEnv &env, const RewriteOptions &opts) {
+  if (roots.empty()) return std::vector<const UOp *>{};
+  const PatternMatcher *post = opts.bottomUp ? nullptr : &pm;
+  const PatternMatcher *pre = opts.bottomUp ? &pm : opts.bpm;
+  Rewriter rw(post, pre, env, opts, roots[0]->context());
+  return rw.run(roots, opts.walk);
+}
+
+Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts) {
+  RewriteEnv env;
+  auto r = graphRewrite(g.roots, pm, env, opts);
+  if (!r) return r.error();
+  g.roots = std::move(r.value());
+  return Status::success();
+}
+
+} // namespace tgc

@@ -1,0 +1,250 @@
+//===- RangeifyCleanup.cpp - fold cheap materializations back ---------------===//
+//
+// Mirrors tinygrad's post-rangeify cleanup (tinygrad/schedule/rangeify.py,
+// pipeline-schedule.md §3.7): one post-order rewrite with
+// symbolic + pm_reduce_simplify + pm_const_buffer_folding + pm_remove_bufferize.
+// pm_remove_bufferize is the fusion cost model: a STAGE read back through an
+// INDEX is inlined (its ranges substituted by the index) unless it reads more
+// than three buffers or a REDUCE in it reads a buffer. Also pm_limit_bufs,
+// which stages elementwise srcs when a kernel would exceed the device's
+// buffer limit.
+//
+//===----------------------------------------------------------------------===//
+#include "Schedule/RangeifyPasses.h"
+
+#include "IR/Symbolic.h"
+#include "Schedule/Mops.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+namespace tgc::rangeify {
+
+static bool isAlwaysRun(const UOp *u) { return u->is(Op::CONTIGUOUS) || u->is(Op::NOOP); }
+
+// cleanup_dead_axes: STAGE axes the value does not depend on become size 1 and are re-expanded.
+static const UOp *cleanupDeadAxes(const UOp *b) {
+  if (!stageOpts(b).removable) return nullptr;
+  const UOp *src = b->src(0);
+  if (isAlwaysRun(src) || src->is(Op::AFTER)) return nullptr;
+  IShape bs = shapeOf(b), re;
+  std::vector<const UOp *> newRng{src};
+  bool hit = false;
+  RangeCache &rc = rangeCache();
+  const std::vector<const UOp *> &live = rc.ranges(src);
+  for (size_t i = 1; i < b->numSrc() && i - 1 < bs.size(); ++i) {
+    const UOp *rng = b->src(i);
+    if (rng->is(Op::RANGE) && !rng->src(0)->is(Op::CONST)) return nullptr;
+    if (rng->is(Op::CONST) || (rng->is(Op::RANGE) && std::find(live.begin(), live.end(), rng) == live.end())) {
+      re.push_back(1);
+      hit = true;
+    } else {
+      re.push_back(bs[i - 1]);
+      newRng.push_back(rng);
+    }
+  }
+  if (!hit) return nullptr;
+  return broadcastTo(reshape(b->withSrc(newRng), re), bs);
+}
+
+// remove_noop_bufferize: STAGE(INDEX(buf, *r), *r) is buf itself.
+static const UOp *removeNoopBufferize(const UOp *idx, const UOp *b2) {
+  if (idx->numSrc() != b2->numSrc() || !std::equal(idx->src().begin() + 1, idx->src().end(), b2->src().begin() + 1))
+    return nullptr;
+  IShape s = shapeOf(b2);
+  if (s.empty()) return idx->src(0);
+  return shrinkTo(idx->src(0), s);
+}
+
+// after_all_invalid: every STORE behind the AFTER writes Invalid over the whole buffer.
+static bool afterAllInvalid(const UOp *after) {
+  const UOp *buf = bufUop(after->src(0));
+  RangeCache &rc = rangeCache();
+  for (size_t i = 1; i < after->numSrc(); ++i) {
+    const UOp *s = after->src(i);
+    if (!s->is(Op::END)) return false;
+    const UOp *st = s->src(0);
+    if (!st->is(Op::STORE) || !isInvalid(base(st->src(1))) || bufUop(st->src(0)) != buf) return false;
+    const std::vector<const UOp *> &used = rc.ranges(st->src(0));
+    int64_t n = 1;
+    for (const UOp *r : RangeCache::endedRanges(s)) {
+      if (std::find(used.begin(), used.end(), r) == used.end()) return false;
+      if (!r->is(Op::RANGE) || !r->src(0)->is(Op::CONST)) return false;
+      n *= r->src(0)->arg().getInt();
+    }
+    if (n != prod(shapeOf(buf))) return false;
+  }
+  return true;
+}
+
+const PatternMatcher &constBufferFolding() {
+  static const PatternMatcher pm = pmMops() + PatternMatcher({
+      rule(UPat(Op::STAGE).named("b"), [](Match &m) { return cleanupDeadAxes(m["b"]); }),
+      // remove noop buffers
+      rule(UPat(Op::STAGE).src({UPat(Op::INDEX).named("idx")}).allowAnyLen().named("b2"),
+           [](Match &m) { return removeNoopBufferize(m["idx"], m["b2"]); }),
+      rule(UPat(Op::STAGE).src({UPat(Op::NOOP).src({UPat(Op::INDEX).src({UPat(Op::STAGE)}).allowAnyLen().named("idx")})})
+               .allowAnyLen().named("b2"),
+           [](Match &m) { return removeNoopBufferize(m["idx"], m["b2"]); }),
+      // no buffers for consts: the value is the same everywhere
+      rule(UPat(Op::STAGE).src({cvar("c")}).allowAnyLen().named("b"),
+           [](Match &m) { return constLike(m["b"], m["c"]->arg()); }),
+      // indexing a const is the const
+      rule(UPat(Op::INDEX).src({cvar("c")}), [](Match &m) { return m["c"]; }),
+      // indexing an AFTER whose stores all write Invalid is Invalid
+      rule(UPat(Op::INDEX).src({UPat(Op::AFTER).named("after")}).allowAnyLen().named("idx"),
+           [](Match &m) -> const UOp * {
+             if (!afterAllInvalid(m["after"])) return nullptr;
+             return constLike(m["idx"], Value::invalid());
+           }),
+      rule(UPat(Op::NOOP).src({cvar("c")}), [](Match &m) { return m["c"]; }),
+  });
+  return pm;
+}
+
+// remove_bufferize: the cost model deciding whether a STAGE is recomputed per use.
+static const UOp *removeBufferize(const UOp *src, const UOp *buf, const UOp *idx) {
+  if (buf->numSrc() != idx->numSrc()) fail(idx, "index on wrong bufferize");
+  if (isAlwaysRun(src) || !stageOpts(buf).removable) return nullptr;
+
+  std::vector<const UOp *> accessed, reduces;
+  std::unordered_set<const UOp *> seenAccessed;
+  auto access = [&](const UOp *b) {
+    if (seenAccessed.insert(b).second) accessed.push_back(b);
+  };
+  ToposortOptions o;
+  o.gate = [&](const UOp *x) {
+    if (x->is(Op::AFTER)) {
+      access(bufUop(x));
+      return false;
+    }
+    if ((x->is(Op::STAGE) && stageOpts(x).addrspace == AddrSpace::GLOBAL) || x->is(Op::MSTACK)) {
+      access(x);
+      return false;
+    }
+    if (x->is(Op::STORE)) return false; // stores do not count toward buffer accesses
+    if (x->is(Op::PARAM)) access(x);
+    if (x->is(Op::REDUCE)) reduces.push_back(x);
+    return true;
+  };
+  toposort(src, o);
+  // generated from many buffers: keep it
+  if (accessed.size() > 3) return nullptr;
+  // a reduce that reads a buffer: keep it
+  bool bufferInReduce = false;
+  ToposortOptions ro;
+  ro.gate = [&](const UOp *x) {
+    if (x->is(Op::PARAM) || x->is(Op::STAGE) || x->is(Op::AFTER)) bufferInReduce = true;
+    return !bufferInReduce;
+  };
+  std::vector<const UOp *> rsrc;
+  for (const UOp *r : reduces) rsrc.push_back(r->src(0));
+  if (!rsrc.empty()) toposort(std::span<const UOp *const>(rsrc), ro);
+  if (bufferInReduce) return nullptr;
+
+  // inline: the STAGE's ranges become the INDEX's expressions
+  std::unordered_map<const UOp *, const UOp *> replaced;
+  for (size_t i = 1; i < buf->numSrc(); ++i) {
+    const UOp *k = buf->src(i), *v = idx->src(i);
+    if (k->is(Op::CONST) || isInvalid(v) || k == v) continue;
+    replaced[k] = v;
+  }
+  return substituteUnified(src, replaced);
+}
+
+const PatternMatcher &removeBufferizePM() {
+  static const PatternMatcher pm({
+      rule(UPat(Op::INDEX).src({UPat(Op::STAGE).src({var("src")}).allowAnyLen().named("buf")}).allowAnyLen().named("idx"),
+           [](Match &m) { return removeBufferize(m["src"], m["buf"], m["idx"]); }),
+      // a STORE of a value to itself is nothing
+      rule(UPat(Op::STORE).src({var("x"), var("x")}),
+           [](Match &m) { return m.root()->context().get(Op::NOOP, dtypes::Void); }),
+      rule(UPat(Op::END).src({UPat(Op::NOOP).named("x")}).allowAnyLen(), [](Match &m) { return m["x"]; }),
+  });
+  return pm;
+}
+
+const UOp *cleanupPass(const UOp *sink) {
+  RangeScope scope;
+  static const PatternMatcher pm = symbolic() + reduceSimplify() + constBufferFolding() + removeBufferizePM();
+  return rewrite(sink, pm);
+}
+
+// ---- pm_limit_bufs ---------------------------------------------------------
+
+namespace {
+struct LimitBufsContext {
+  std::unordered_map<const UOp *, std::set<uint32_t>> bufCache; // buffers by node id (deterministic)
+  int64_t rangeIdx = 0;
+};
+} // namespace
+
+static const std::set<uint32_t> &bufsOf(LimitBufsContext &ctx, const UOp *root) {
+  ToposortOptions o;
+  o.gate = [&](const UOp *u) { return !ctx.bufCache.count(u); };
+  for (const UOp *u : toposort(root, o)) {
+    if (ctx.bufCache.count(u)) continue;
+    std::set<uint32_t> s;
+    if (u->is(Op::STAGE) || u->is(Op::AFTER) || u->is(Op::PARAM) || u->is(Op::MSELECT) || u->is(Op::MSTACK)) {
+      s.insert(u->id());
+    } else {
+      for (const UOp *x : u->src()) {
+        const std::set<uint32_t> &xs = ctx.bufCache.at(x);
+        s.insert(xs.begin(), xs.end());
+      }
+    }
+    ctx.bufCache.emplace(u, std::move(s));
+  }
+  return ctx.bufCache.at(root);
+}
+
+static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
+  std::string device = deviceStr(root);
+  if (root->device().isNone()) return nullptr;
+  if (device.empty() && root->device().isTuple() && root->device().size() && root->device()[0].kind() == Value::Kind::Str)
+    device = root->device()[0].str().substr(0, root->device()[0].str().find(':'));
+  static const std::map<std::string, size_t, std::less<>> maxBufs = {{"METAL", 31}, {"WEBGPU", 8}, {"CPU", 31}};
+  auto it = maxBufs.find(device);
+  if (it == maxBufs.end()) return nullptr;
+  if (bufsOf(ctx, root).size() <= it->second - 1) return nullptr; // -1 for the output buffer
+  RangeCache &rc = rangeCache();
+  std::vector<const UOp *> srcs;
+  for (const UOp *s : root->src()) {
+    if (s->isIn(group::Elementwise) && !s->device().isNone()) {
+      // stage it: its REDUCE ranges become WEAK, a DEVICE range stays a launched axis
+      std::vector<const UOp *> orig = rc.ranges(s), ends;
+      std::unordered_map<const UOp *, const UOp *> sub;
+      for (const UOp *r : orig) {
+        const UOp *e = r;
+        if (r->is(Op::RANGE) && rangeAxisType(r) != "DEVICE")
+          e = r->withArg(rangeArg(ctx.rangeIdx++, "WEAK"));
+        ends.push_back(e);
+        if (e != r) sub[r] = e;
+      }
+      std::vector<const UOp *> stSrc{substituteUnified(s, sub)};
+      stSrc.insert(stSrc.end(), ends.begin(), ends.end());
+      const UOp *st = s->context().get(Op::STAGE, s->dtype(), stSrc, bufferizeOpts(s->device(), AddrSpace::GLOBAL, true));
+      s = index(st, orig);
+    }
+    srcs.push_back(s);
+  }
+  return root->withSrc(srcs);
+}
+
+const UOp *limitBufsPass(const UOp *sink) {
+  RangeScope scope;
+  static const PatternMatcher pm({
+      rule(UPat(group::Binary | group::Ternary).named("root"),
+           [](Match &m) { return limitBufs(m.ctx<LimitBufsContext>(), m["root"]); }),
+  });
+  LimitBufsContext ctx;
+  int64_t next = -1;
+  for (const UOp *x : toposort(sink))
+    if (x->is(Op::RANGE)) next = std::max(next, rangeAxisId(x));
+  ctx.rangeIdx = next + 1;
+  return rewrite(sink, pm, ctx);
+}
+
+} // namespace tgc::rangeify

@@ -1,0 +1,219 @@
+//===- RangeifyIndexing.cpp - ranges and realize decisions -----------------===//
+//
+// Mirrors tinygrad's run_rangeify up to pm_apply_rangeify
+// (tinygrad/schedule/indexing.py): pm_generate_realize_map, the consumer map
+// and the reverse-toposort walk that hands every node its consumers' index
+// expressions, realizing where consumers disagree or a range ends.
+//
+//===----------------------------------------------------------------------===//
+#include "Schedule/RangeifyIndexing.h"
+
+#include "IR/GraphRewrite.h"
+#include "IR/Symbolic.h"
+#include "Schedule/RangeifyMovement.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tgc::rangeify {
+
+const UOp *IndexingContext::newRange(Context &ctx, int64_t size, std::string_view axisType) {
+  if (size == 1) return ctx.constInt(0);
+  return range(ctx, size, rangeIdx++, axisType);
+}
+
+bool alwaysContiguous(Op op) {
+  switch (op) {
+  case Op::CONTIGUOUS: case Op::AFTER: case Op::BUFFER: case Op::CONST: case Op::MSELECT: case Op::MSTACK:
+  case Op::PARAM: case Op::LOAD: case Op::CALL: case Op::FUNCTION:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::vector<const UOp *> dataSrcs(const UOp *u) {
+  switch (u->op()) {
+  case Op::PARAM: case Op::BUFFER: case Op::RANGE: case Op::SPECIAL: return {};
+  case Op::STORE:
+    if (isVariable(u->src(0))) return {};
+    return {u->src().begin(), u->src().end()};
+  case Op::INDEX: case Op::STAGE: case Op::REDUCE: case Op::AFTER: case Op::END: return {u->src(0)};
+  default:
+    if (u->isIn(group::Movement)) return {u->src(0)};
+    return {u->src().begin(), u->src().end()};
+  }
+}
+
+// pm_generate_realize_map: every rule records and declines, so all that match run.
+static void generateRealizeMap(const UOp *sink, IndexingContext &ctx) {
+  ToposortOptions o;
+  o.enterCalls = false;
+  for (const UOp *x : toposort(sink, o)) {
+    if (x->is(Op::CALL) && x->numSrc() && (x->src(0)->is(Op::SINK) || x->src(0)->is(Op::PROGRAM))) {
+      // realize the inputs of custom kernel calls
+      for (size_t i = 1; i < x->numSrc(); ++i) {
+        const UOp *s = x->src(i);
+        while (s->is(Op::RESHAPE)) s = s->src(0);
+        if (!alwaysContiguous(s->op())) {
+          ctx.realizeMap[s] = std::nullopt;
+          ctx.nonRemovable[s] = true;
+        }
+      }
+    }
+    if (x->is(Op::CONTIGUOUS) || x->is(Op::STORE)) ctx.realizeMap[x] = std::nullopt;
+    if (x->is(Op::MSELECT) || x->is(Op::MSTACK))
+      for (const UOp *s : x->src())
+        if (!alwaysContiguous(base(s)->op())) ctx.realizeMap[s] = std::nullopt;
+    // a STORE whose value reads its own destination (a WAR hazard inside one assign)
+    if (x->is(Op::STORE) && x->numSrc() == 2 && inBackwardSlice(base(x->src(0)), x->src(1)))
+      ctx.realizeMap[x->src(1)] = std::nullopt;
+  }
+}
+
+// tinygrad's broadcast_rngs: a Broadcastable consumer reads its size-1 (or
+// missing leading) axes at 0.
+static std::vector<const UOp *> broadcastRngs(const UOp *c, const UOp *src, const std::vector<const UOp *> &rngs) {
+  if (!c->isIn(group::Broadcastable)) return rngs;
+  IShape ss = shapeOf(src), cs = shapeOf(c);
+  std::vector<size_t> baxes = broadcastAxes(ss, cs);
+  size_t nleft = cs.size() - ss.size();
+  std::vector<const UOp *> out;
+  for (size_t j = nleft; j < rngs.size(); ++j)
+    out.push_back(std::find(baxes.begin(), baxes.end(), j) != baxes.end() ? rngs[j]->context().constInt(0) : rngs[j]);
+  return out;
+}
+
+static bool contains(const std::vector<size_t> &v, size_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+void assignRanges(const UOp *tsink, IndexingContext &ctx) {
+  Context &c = tsink->context();
+  generateRealizeMap(tsink, ctx);
+
+  // the consumer map, over the graph with kernel bodies gated off
+  std::vector<const UOp *> topo = toposortGated(tsink, [](const UOp *x) {
+    return !(x->is(Op::LINEAR) || (x->is(Op::SINK) && x->arg().isObj("KernelInfo")));
+  });
+  std::unordered_map<const UOp *, std::vector<const UOp *>> consumers;
+  for (const UOp *x : topo) consumers.try_emplace(x);
+  for (const UOp *u : topo)
+    for (const UOp *x : dataSrcs(u)) {
+      auto it = consumers.find(x);
+      if (it != consumers.end() && std::find(it->second.begin(), it->second.end(), u) == it->second.end())
+        it->second.push_back(u);
+    }
+
+  std::unordered_map<const UOp *, std::vector<const UOp *>> ending;
+  for (auto xit = topo.rbegin(); xit != topo.rend(); ++xit) {
+    const UOp *x = *xit;
+    // no ranges on kernels (internal), AFTER, or MSTACK/MSELECT (treated like SINK)
+    if (x->is(Op::CALL) || x->is(Op::FUNCTION) || x->is(Op::LINEAR) || x->is(Op::AFTER) || x->is(Op::MSTACK) ||
+        x->is(Op::MSELECT))
+      continue;
+    const std::vector<const UOp *> &cons = consumers[x];
+
+    std::vector<const UOp *> &end = ending[x];
+    for (const UOp *u : cons)
+      if (auto it = ending.find(u); it != ending.end()) end.insert(end.end(), it->second.begin(), it->second.end());
+
+    // ranges the consumers iterate that this node broadcasts over
+    std::vector<const UOp *> ended;
+    for (const UOp *u : cons) {
+      auto rm = ctx.rangeMap.find(u);
+      if (rm == ctx.rangeMap.end() || !u->isIn(group::Broadcastable)) continue;
+      for (size_t i : broadcastAxes(shapeOf(x), shapeOf(u))) ended.push_back(rm->second.first.at(i));
+    }
+    std::vector<const UOp *> broadcastEnding = rangeCache().rangesOf(ended);
+    // fusion decision: REDUCE before the broadcast
+    if (x->is(Op::REDUCE)) end.insert(end.end(), broadcastEnding.begin(), broadcastEnding.end());
+
+    std::vector<std::vector<const UOp *>> consumerRngs;
+    for (const UOp *u : cons)
+      if (auto rm = ctx.rangeMap.find(u); rm != ctx.rangeMap.end())
+        consumerRngs.push_back(broadcastRngs(u, x, rm->second.first));
+
+    std::vector<const UOp *> out;
+    auto realized = ctx.realizeMap.find(x);
+    if (realized != ctx.realizeMap.end()) {
+      // realized: fresh ranges for every output axis; all ranges end here
+      IShape s = shapeOf(x);
+      std::vector<size_t> axes;
+      for (size_t i = 0; i < s.size(); ++i) {
+        out.push_back(ctx.newRange(c, s[i]));
+        axes.push_back(i);
+      }
+      end.clear();
+      realized->second = axes;
+    } else if (consumerRngs.empty()) {
+      continue; // no consumer has ranges, so neither does x
+    } else if (consumerRngs.size() == 1) {
+      out = consumerRngs[0];
+    } else {
+      // several consumers: keep the common index if they all agree, else realize
+      size_t n = consumerRngs[0].size();
+      for (const auto &r : consumerRngs) n = std::min(n, r.size());
+      std::vector<std::vector<const UOp *>> idxs(n), valids(n);
+      bool allSame = true;
+      for (size_t i = 0; i < n; ++i) {
+        for (const auto &r : consumerRngs) {
+          idxs[i].push_back(getIdx(r[i]));
+          valids[i].push_back(getValid(r[i]));
+        }
+        for (const UOp *u : idxs[i]) allSame &= u == idxs[i][0];
+      }
+      IShape s = shapeOf(x);
+      std::vector<size_t> realizeAxes;
+      for (size_t i = 0; i < n; ++i) {
+        if (allSame) {
+          // the new valid is the OR of all the consumers' valids
+          const UOp *minValid = UOpRef(c.constBool(false)).usum(valids[i]);
+          out.push_back(rewrite(valid(idxs[i][0], minValid), symbolic()));
+        } else {
+          out.push_back(ctx.newRange(c, s.at(i)));
+          realizeAxes.push_back(i);
+        }
+      }
+      if (!realizeAxes.empty()) ctx.realizeMap[x] = realizeAxes;
+    }
+
+    // an elementwise op or REDUCE under an ended range materializes (else it
+    // would be recomputed along the broadcast)
+    if (!end.empty() && (x->isIn(group::Elementwise) || x->is(Op::REDUCE))) {
+      std::vector<size_t> axes;
+      if (auto it = ctx.realizeMap.find(x); it != ctx.realizeMap.end() && it->second) axes = *it->second;
+      for (size_t i = 0; i < out.size(); ++i)
+        if (!contains(axes, i)) axes.push_back(i);
+      end.clear();
+      if (!axes.empty()) {
+        ctx.realizeMap[x] = axes;
+        IShape s = shapeOf(x);
+        for (size_t i = 0; i < out.size(); ++i)
+          if (contains(axes, i)) out[i] = ctx.newRange(c, s.at(i));
+      }
+    }
+    end.insert(end.end(), broadcastEnding.begin(), broadcastEnding.end());
+
+    // the ranges x's srcs see
+    std::vector<const UOp *> in = out;
+    if (x->isIn(group::Movement)) in = applyMovementOp(x, out);
+    if (x->is(Op::STACK)) in.assign(out.begin() + std::min<size_t>(1, out.size()), out.end());
+    // an EXPAND that does not inject a range ends the ranges of its new axes (this is why convs realize)
+    if (x->is(Op::EXPAND)) {
+      size_t nNew = std::min(mopShape(x).size(), out.size());
+      std::vector<const UOp *> newAxes(out.begin(), out.begin() + nNew);
+      std::vector<const UOp *> r = rangeCache().rangesOf(newAxes);
+      end.insert(end.end(), r.begin(), r.end());
+    }
+    if (x->is(Op::REDUCE) && x->arg().isSequence() && x->arg().size() == 2 && x->arg()[1].isInt() &&
+        x->arg()[1].getInt() > 0) {
+      IShape ss = shapeOf(x->src(0));
+      size_t nred = size_t(x->arg()[1].getInt());
+      in.clear();
+      for (size_t i = 0; i < nred && i < ss.size(); ++i) in.push_back(ctx.newRange(c, ss[i], "REDUCE"));
+      in.insert(in.end(), out.begin(), out.end());
+    }
+    ctx.rangeMap[x] = {std::move(in), std::move(out)};
+  }
+}
+
+} // namespace tgc::rangeify

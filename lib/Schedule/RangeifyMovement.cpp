@@ -1,0 +1,136 @@
+//===- RangeifyMovement.cpp - movement ops as index arithmetic -------------===//
+//
+// Mirrors tinygrad's apply_movement_op and _apply_reshape
+// (tinygrad/schedule/indexing.py). Every expression is built with the same
+// UOp sugar tinygrad uses (so `a - b` is `a + b*-1` and `c - a` is
+// `c + a*-1`), because later passes compare and simplify these exact trees.
+//
+//===----------------------------------------------------------------------===//
+#include "Schedule/RangeifyMovement.h"
+
+#include "IR/GraphRewrite.h"
+#include "IR/Symbolic.h"
+
+#include <numeric>
+
+namespace tgc::rangeify {
+
+const UOp *symSimplify(const UOp *u) {
+  if (u->is(Op::CONST)) return u;
+  if (u->is(Op::SINK)) {
+    bool allConst = true;
+    for (const UOp *s : u->src()) allConst &= s->is(Op::CONST) || (s->is(Op::STACK) && s->numSrc() == 0);
+    if (allConst) return u;
+  }
+  return rewrite(u, symbolic());
+}
+
+const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
+  static const PatternMatcher withValid = symbolic() + pmSimplifyValid();
+  static const PatternMatcher withDrop = symbolic() + pmSimplifyValid() + pmDropAndClauses();
+  return rewrite(u, dropAndClauses ? withDrop : withValid);
+}
+
+// tinygrad's _apply_reshape: linearize the output index row-major, then peel
+// the input coordinates off from the back, and let symbolic fold the div/mods.
+static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
+  int64_t acc = 1;
+  std::vector<const UOp *> axesIn;
+  for (size_t k = outShape.size(); k-- > 0;) {
+    axesIn.push_back(acc * UOpRef(urngs->src(k)));
+    acc *= outShape[k];
+  }
+  UOpRef combined = makeConst(ctx, Value::integer(0)).usum(axesIn);
+  std::vector<const UOp *> axesOut;
+  for (size_t k = inShape.size(); k-- > 0;) {
+    axesOut.push_back(combined % inShape[k]);
+    combined = combined / inShape[k];
+  }
+  std::reverse(axesOut.begin(), axesOut.end());
+  return simplifyValid(sink(ctx, axesOut), /*dropAndClauses=*/true);
+}
+
+static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape, const IShape &outShape,
+                                             const std::vector<const UOp *> &rngs) {
+  // applies any commutative flips to the rngs early, as tinygrad does
+  const UOp *s = symSimplify(sink(ctx, rngs));
+  // swap the ranges for PLACEHOLDER copies so that the simplification only
+  // sees their bounds (tinygrad caches the result on the placeholders)
+  RangeCache &rc = rangeCache();
+  std::unordered_map<const UOp *, const UOp *> toPlaceholder, back;
+  std::vector<const UOp *> rs = rc.ranges(s);
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const UOp *r = rs[i];
+    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, rangeArg(int64_t(i), "PLACEHOLDER"), r->tag());
+    toPlaceholder[r] = p;
+    back[p] = r;
+  }
+  const UOp *out = applyReshape(ctx, inShape, outShape, substitute(s, toPlaceholder));
+  out = substitute(out, back);
+  return {out->src().begin(), out->src().end()};
+}
+
+std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
+                                       const std::vector<const UOp *> &rngs) {
+  RangeScope scope;
+  std::vector<const UOp *> out;
+  switch (op) {
+  case Op::SHRINK:
+    for (size_t k = 0; k < rngs.size(); ++k) {
+      int64_t off = marg.at(2 * k);
+      out.push_back(off == 0 ? rngs[k] : (UOpRef(rngs[k]) + off).get());
+    }
+    return out;
+  case Op::PERMUTE: {
+    // in = [rngs[j] for j in argsort(arg)]
+    std::vector<size_t> order(marg.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return marg[a] < marg[b]; });
+    for (size_t j : order) out.push_back(rngs.at(j));
+    return out;
+  }
+  case Op::FLIP:
+    for (size_t k = 0; k < rngs.size(); ++k)
+      out.push_back(marg.at(k) ? ((inShape.at(k) - 1) - UOpRef(rngs[k])).get() : rngs[k]);
+    return out;
+  case Op::EXPAND:
+    return {rngs.begin() + std::min(marg.size(), rngs.size()), rngs.end()};
+  case Op::PAD:
+    for (size_t k = 0; k < rngs.size(); ++k) {
+      int64_t off = marg.at(2 * k), sz = marg.at(2 * k + 1), sh = inShape.at(k);
+      if (sz == sh && off == 0) {
+        out.push_back(rngs[k]);
+        continue;
+      }
+      UOpRef r = rngs[k];
+      // the mask is simplified on its own so that PAD's WHERE wraps only the new valid
+      const UOp *mask = simplifyValid((r >= off) & (r < (sh + off)), /*dropAndClauses=*/false);
+      out.push_back(valid(r - off, mask));
+    }
+    return out;
+  case Op::RESHAPE:
+    return reshapeIndex(ctx, inShape, marg, rngs);
+  default:
+    fail(nullptr, std::string(opName(op)) + " is not a movement op");
+  }
+}
+
+std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
+  RangeScope scope;
+  IShape inShape = shapeOf(mop->src(0));
+  std::vector<int64_t> marg;
+  switch (mop->op()) {
+  case Op::RESHAPE: case Op::EXPAND: marg = mopShape(mop); break;
+  case Op::PAD: case Op::SHRINK:
+    for (auto [o, s] : mopPairs(mop)) {
+      marg.push_back(o);
+      marg.push_back(s);
+    }
+    break;
+  case Op::PERMUTE: case Op::FLIP: marg = mopInts(mop); break;
+  default: fail(mop, std::string(opName(mop->op())) + " is not a movement op");
+  }
+  return applyMovement(mop->context(), mop->op(), inShape, marg, rngs);
+}
+
+} // namespace tgc::rangeify

@@ -1,0 +1,212 @@
+// Unit tests for callify and rangeify: movement ops as index arithmetic,
+// realize decisions and kernel counts on small tensor graphs (the kernel
+// counts tinygrad gives for them, pipeline-schedule.md §3.4), and the shape
+// of the kernels and kernel graph.
+#include "IR/Symbolic.h"
+#include "Schedule/Callify.h"
+#include "Schedule/RangeifyIndexing.h"
+#include "Schedule/RangeifyMovement.h"
+#include "Schedule/RangeifyPasses.h"
+#include "Schedule/Sugar.h"
+
+#include <doctest/doctest.h>
+
+using namespace tgc;
+using namespace tgc::rangeify;
+
+namespace {
+
+// A tiny tensor-graph builder in tinygrad's vocabulary.
+struct T {
+  Context &c;
+  int64_t slot = 1;
+  Value dev = Value::string("CPU");
+
+  const UOp *buffer(int64_t n, DType dt = dtypes::Float32) { return newBuffer(c, dev, n, dt, slot++); }
+  const UOp *tensor(const IShape &s, DType dt = dtypes::Float32) { return reshape(buffer(prod(s), dt), s); }
+  const UOp *alu(Op op, const UOp *a, const UOp *b) { return mk(op, {a, b}); }
+  const UOp *fconst(double v) { return c.constFloat(v); }
+  // tinygrad's _rop over `axes`, keepdim=false
+  const UOp *reduce(const UOp *x, const char *op, std::vector<int64_t> axes) {
+    IShape s = shapeOf(x), keep;
+    std::vector<int64_t> perm = axes;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (std::find(axes.begin(), axes.end(), int64_t(i)) == axes.end()) {
+        perm.push_back(int64_t(i));
+        keep.push_back(s[i]);
+      }
+    const UOp *r = c.get(Op::REDUCE, x->dtype(), {permute(x, perm)},
+                         Value::tuple({Value::enumMember("Ops", op), Value::integer(int64_t(axes.size()))}));
+    return reshape(r, keep);
+  }
+  const UOp *sinkOf(std::vector<const UOp *> outs) { return sink(c, outs); }
+};
+
+size_t countCalls(const UOp *kernelGraph) {
+  ToposortOptions o;
+  o.enterCalls = false;
+  size_t n = 0;
+  for (const UOp *u : toposort(kernelGraph, o)) n += u->is(Op::CALL);
+  return n;
+}
+
+// callify + get_kernel_graph on a tensor-graph SINK; returns the kernel graph.
+const UOp *schedule(const UOp *tensorSink) {
+  Result<CallifyResult> r = callify(tensorSink, firstFreeBufferSlot(std::span<const UOp *const>(&tensorSink, 1)));
+  REQUIRE(r.ok());
+  return kernelGraph(r->call->src(0));
+}
+
+} // namespace
+
+TEST_CASE("rangeify: movement ops as index expressions") {
+  Context c;
+  const UOp *r0 = range(c, 4, 0), *r1 = range(c, 8, 1);
+  SUBCASE("permute swaps index expressions") {
+    auto in = applyMovement(c, Op::PERMUTE, {8, 4}, {1, 0}, {r0, r1});
+    REQUIRE(in.size() == 2);
+    CHECK(in[0] == r1);
+    CHECK(in[1] == r0);
+  }
+  SUBCASE("expand drops the new axes") {
+    auto in = applyMovement(c, Op::EXPAND, {8}, {4}, {r0, r1});
+    REQUIRE(in.size() == 1);
+    CHECK(in[0] == r1);
+  }
+  SUBCASE("shrink offsets, flip mirrors") {
+    auto in = applyMovement(c, Op::SHRINK, {10, 8}, {2, 4, 0, 8}, {r0, r1});
+    CHECK(in[0] == (UOpRef(r0) + 2).get());
+    CHECK(in[1] == r1);
+    auto fl = applyMovement(c, Op::FLIP, {4, 8}, {1, 0}, {r0, r1});
+    CHECK(fl[0] == (3 - UOpRef(r0)).get());
+  }
+  SUBCASE("reshape merges back to the ranges") {
+    // (4,8) read as (32,) and back: the div/mod of r0*8+r1 folds to r0 and r1
+    UOpRef flat = UOpRef(r0) * 8 + r1;
+    auto in = applyMovement(c, Op::RESHAPE, {4, 8}, {32}, {flat});
+    REQUIRE(in.size() == 2);
+    CHECK(in[0] == r0);
+    CHECK(in[1] == r1);
+  }
+  SUBCASE("pad gates the index with a valid") {
+    const UOp *r = range(c, 7, 0);
+    auto in = applyMovement(c, Op::PAD, {4}, {1, 7}, {r});
+    REQUIRE(in.size() == 1);
+    CHECK(in[0]->is(Op::WHERE));
+    CHECK(isInvalid(in[0]->src(2)));
+  }
+}
+
+TEST_CASE("rangeify: kernel counts of small fusions") {
+  Context c;
+  T t{c};
+  const UOp *a = t.tensor({4}), *b = t.tensor({4}), *cc = t.tensor({4, 8});
+  const UOp *ab = t.alu(Op::ADD, a, b);
+  SUBCASE("broadcast of a cheap elementwise value fuses") {
+    CHECK(countCalls(schedule(t.sinkOf({t.alu(Op::MUL, cc, reshape(ab, {4, 1}))}))) == 1);
+  }
+  SUBCASE("a reduce broadcast back needs its own kernel") {
+    const UOp *s = t.reduce(cc, "ADD", {1});
+    const UOp *e = mk(Op::EXP2, {t.alu(Op::MUL, s, t.fconst(1.4426950408889634))});
+    CHECK(countCalls(schedule(t.sinkOf({t.alu(Op::MUL, cc, reshape(e, {4, 1}))}))) == 2);
+  }
+  SUBCASE("softmax-style max subtraction is two kernels") {
+    const UOp *m = reshape(t.reduce(cc, "MAX", {1}), {4, 1});
+    const UOp *d = t.alu(Op::ADD, cc, t.alu(Op::MUL, m, t.fconst(-1.0)));
+    CHECK(countCalls(schedule(t.sinkOf({mk(Op::EXP2, {d})}))) == 2);
+  }
+  SUBCASE("a value used twice with the same index stays fused") {
+    const UOp *v = t.alu(Op::ADD, t.alu(Op::MUL, ab, t.fconst(2.0)), mk(Op::SQRT, {ab}));
+    CHECK(countCalls(schedule(t.sinkOf({v}))) == 1);
+  }
+  SUBCASE("nested reduces are one kernel") {
+    CHECK(countCalls(schedule(t.sinkOf({t.reduce(t.reduce(cc, "ADD", {1}), "ADD", {0})}))) == 1);
+  }
+  SUBCASE("matmul is one kernel") {
+    const UOp *w = t.tensor({8, 3});
+    const UOp *x3 = reshape(cc, {4, 1, 8});
+    const UOp *w3 = reshape(permute(w, {1, 0}), {1, 3, 8});
+    CHECK(countCalls(schedule(t.sinkOf({t.reduce(t.alu(Op::MUL, x3, w3), "ADD", {2})}))) == 1);
+  }
+}
+
+TEST_CASE("rangeify: the kernel graph of a fused reduce") {
+  // out = (a+b).sum(1).reshape(2,2)*2+1 over a, b: (4,8) (pipeline-schedule.md §3.13 A)
+  Context c;
+  T t{c};
+  const UOp *a = t.tensor({4, 8}), *b = t.tensor({4, 8});
+  const UOp *s = reshape(t.reduce(t.alu(Op::ADD, a, b), "ADD", {1}), {2, 2});
+  const UOp *out = t.alu(Op::ADD, t.alu(Op::MUL, s, t.fconst(2.0)), t.fconst(1.0));
+  const UOp *kg = schedule(t.sinkOf({out}));
+  REQUIRE(countCalls(kg) == 1);
+  // SINK(AFTER(PARAM0 out, CALL(kernel, PARAM0, PARAM1 a, PARAM2 b)))
+  REQUIRE(kg->numSrc() == 1);
+  const UOp *aft = kg->src(0);
+  REQUIRE(aft->is(Op::AFTER));
+  const UOp *call = aft->src(1);
+  REQUIRE(call->is(Op::CALL));
+  CHECK(call->numSrc() == 4);
+  CHECK(call->src(1) == aft->src(0));
+  const UOp *kernel = call->src(0);
+  CHECK(kernel->arg().isObj("KernelInfo"));
+  // the body: END(STORE(INDEX(PARAM0, r1*2+r2), ...), r1, r2) with one REDUCE over range 0
+  const UOp *endU = kernel->src(0);
+  REQUIRE(endU->is(Op::END));
+  CHECK(endU->numSrc() == 3);
+  size_t reduces = 0, params = 0;
+  for (const UOp *u : toposort(kernel)) {
+    if (u->is(Op::REDUCE)) {
+      ++reduces;
+      REQUIRE(u->numSrc() == 2);
+      CHECK(rangeAxisType(u->src(1)) == "REDUCE");
+      CHECK(rangeAxisId(u->src(1)) == 0);
+    }
+    params += u->is(Op::PARAM);
+  }
+  CHECK(reduces == 1);
+  CHECK(params == 3);
+}
+
+TEST_CASE("callify: CONTIGUOUS becomes a store into a fresh buffer") {
+  Context c;
+  T t{c};
+  const UOp *a = t.tensor({4, 8});
+  const UOp *v = t.alu(Op::MUL, a, t.fconst(2.0));
+  const UOp *s = t.sinkOf({v});
+  Result<CallifyResult> r = callify(s, 100);
+  REQUIRE(r.ok());
+  const UOp *call = r->call;
+  REQUIRE(call->is(Op::CALL));
+  // args: the fresh output buffer (slot 100), then the input
+  REQUIRE(call->numSrc() == 3);
+  CHECK(paramFields(call->src(1)).slot == 100);
+  CHECK(call->src(2) == base(a));
+  // the body stores into PARAM 0 behind an AFTER
+  const UOp *body = call->src(0);
+  REQUIRE(body->numSrc() == 1);
+  CHECK(body->src(0)->is(Op::AFTER));
+  CHECK(body->src(0)->src(1)->is(Op::STORE));
+  // the buffer map names the realized tensor's storage
+  REQUIRE(r->bufferMap.size() == 1);
+  CHECK(r->bufferMap[0].first == v);
+  CHECK(base(r->bufferMap[0].second) == call->src(1));
+  CHECK(shapeOf(r->bufferMap[0].second) == IShape{4, 8});
+}
+
+TEST_CASE("rangeify: bad input is a diagnostic") {
+  Context c;
+  T t{c};
+  const UOp *a = t.tensor({4});
+  // a REDUCE whose arg is not (op, axes) cannot be scheduled: the passes report it, they do not crash
+  const UOp *bad = c.get(Op::REDUCE, dtypes::Float32, {a}, Value::string("nope"));
+  const UOp *s = t.sinkOf({mk(Op::ADD, {bad, t.fconst(1.0)})});
+  std::string message;
+  try {
+    Result<CallifyResult> r = callify(s, 10);
+    if (!r) message = r.error().message;
+    else kernelGraph(r->call->src(0));
+  } catch (const ScheduleError &e) {
+    message = e.diag.message;
+  }
+  CHECK(message != "");
+}
