@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(llvm-22-dev libmlir-22-dev llvm-22-tools clang-22 lld-22 libcli11-dev nlohmann-json3-dev doctest-dev
-          libzstd-dev cmake ninja-build)
+# libclang-rt-22-dev: the sanitizer and libFuzzer runtimes (TGC_SANITIZE, TGC_FUZZ).
+packages=(llvm-22-dev libmlir-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libcli11-dev nlohmann-json3-dev
+          doctest-dev libzstd-dev cmake ninja-build)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,7 @@
 #include "IR/JSONPositions.h"
 #include "Runtime/FileIO.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -106,6 +107,52 @@ std::optional<std::string> decodeBase64(const std::string &s) {
   return out;
 }
 
+/// A Python (ASCII) identifier: what tinygrad's class, field and enum member
+/// names are, and what the text form can write back.
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+/// Names the text form reads as values of their own (None, inf, ...), so it
+/// could not write them back as a class.
+bool isValueWord(std::string_view s) {
+  for (std::string_view r : {"None", "True", "False", "Invalid", "inf", "nan"})
+    if (s == r) return true;
+  return false;
+}
+
+/// An object class: an identifier the text form does not read as something
+/// else (bytes(...), callable(...), repr(...)).
+bool isObjClass(std::string_view s) {
+  return isIdentifier(s) && !isValueWord(s) && s != "bytes" && s != "callable" && s != "repr";
+}
+
+/// An enum class: dotted identifiers, not starting with a value word, and not
+/// `dtypes` (dtypes.X is a dtype).
+bool isEnumClass(std::string_view s) {
+  size_t dot = s.find('.');
+  if (isValueWord(s.substr(0, dot)) || s == "dtypes") return false;
+  while (true) {
+    if (!isIdentifier(s.substr(0, dot))) return false;
+    if (dot == std::string_view::npos) return true;
+    s.remove_prefix(dot + 1);
+    dot = s.find('.');
+  }
+}
+
+/// `s` with control and non-ASCII bytes written as \xNN: nlohmann quotes
+/// the bytes it read, which may be broken UTF-8 or binary.
+std::string printable(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) out += char(c);
+    else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+  }
+  return out;
+}
+
 /// The first character of the token whose last character is at `end`: the
 /// opening quote of a string, the first character of a number or literal.
 size_t tokenStart(std::string_view text, size_t end) {
@@ -191,7 +238,10 @@ Result<Graph> Reader::read() {
     size_t col = what.find("column ");
     size_t colon = col == std::string::npos ? std::string::npos : what.find(": ", col);
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    return errorAt(offset, "malformed JSON: " + detail);
+    return errorAt(offset, "malformed JSON: " + printable(detail));
+  } catch (const json::exception &e) {
+    auto [offset, detail] = JSONPositions::locateQuotedToken(text_, e.what());
+    return errorAt(offset, "malformed JSON: " + printable(detail));
   }
   if (!doc.is_object()) return errorAt(0, "a graph document must be a JSON object, not " + typeName(doc));
   if (auto d = readHeader(doc)) return *d;
@@ -374,6 +424,7 @@ std::optional<Diagnostic> Reader::readRoots(const json &doc, Graph &g) {
 
 std::optional<Diagnostic> Reader::readBuffers(const json &table, Graph &g) {
   if (!table.is_object()) return errorAt(topOffset("buffers"), "'buffers' must be an object, not " + typeName(table));
+  std::unordered_set<const UOp *> listed;
   for (const auto &[key, entry] : table.items()) {
     size_t at = pos_.sub("buffers", key);
     std::string what = "buffers[\"" + key + "\"]";
@@ -394,6 +445,9 @@ std::optional<Diagnostic> Reader::readBuffers(const json &table, Graph &g) {
     if (!u->is(Op::BUFFER))
       return errorAt(at, what + ": node " + std::to_string(*id) + " is a " + std::string(opName(u->op())) +
                              ", not a BUFFER");
+    // Equal nodes intern to one; a second entry for it would be written twice.
+    if (!listed.insert(u).second)
+      return errorAt(at, what + ": node " + std::to_string(*id) + " is the same BUFFER as an earlier entry");
     if (!dtype || !dtype->is_string()) return errorAt(at, what + ": 'dtype' must be a dtype name");
     auto dt = dtypes_.find(dtype->get_ref<const std::string &>());
     if (dt == dtypes_.end())
@@ -509,6 +563,8 @@ bool Reader::decodeTagged(const json &j, Value &out) {
     else out = Value::bigInteger(s);
   } else if (form == "enum") {
     if (!str("cls", cls) || !str("v", s)) return needs("string 'cls' and 'v'");
+    if (!isEnumClass(cls) || !isIdentifier(s))
+      return failValue("enum " + brief(json(cls + "." + s)) + " is not a class name and a member name");
     if (cls == "Ops" && !opFromName(s)) return failValue("unknown op Ops." + s);
     if (cls == "AddrSpace" && !addrSpaceFromName(s)) return failValue("unknown address space AddrSpace." + s);
     out = Value::enumMember(cls, s);
@@ -529,10 +585,12 @@ bool Reader::decodeTagged(const json &j, Value &out) {
     out = Value::uop(nodes_[size_t(*id)]);
   } else if (form == "obj") {
     if (!str("cls", cls) || v == j.end() || !v->is_object()) return needs("a string 'cls' and an object 'v'");
+    if (!isObjClass(cls)) return failValue("object class " + brief(json(cls)) + " is not a class name");
     std::vector<std::string> names;
     std::vector<Value> fields(v->size());
     size_t i = 0;
     for (const auto &[name, fj] : v->items()) {
+      if (!isIdentifier(name)) return failValue("object field " + brief(json(name)) + " is not a field name");
       if (!decode(fj, fields[i++])) return within(".v." + name);
       names.push_back(name);
     }

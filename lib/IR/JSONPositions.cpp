@@ -95,6 +95,31 @@ JSONPositions JSONPositions::scan(std::string_view text) {
   return p;
 }
 
+std::pair<size_t, std::string> JSONPositions::locateQuotedToken(std::string_view text, std::string_view message) {
+  if (size_t close = message.find("] "); message.starts_with("[json.exception.") && close != std::string_view::npos)
+    message.remove_prefix(close + 2);
+  size_t q1 = message.find('\''), q2 = message.rfind('\'');
+  size_t at = 0;
+  if (q1 != std::string_view::npos && q2 > q1 + 1)
+    if (size_t found = text.find(message.substr(q1 + 1, q2 - q1 - 1)); found != std::string_view::npos) at = found;
+  return {at, std::string(message)};
+}
+
+size_t JSONPositions::nestingTooDeep(std::string_view text, size_t maxDepth) {
+  size_t depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"';) i += text[i] == '\\' ? 2 : 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth) return i;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return npos;
+}
+
 std::pair<unsigned, unsigned> JSONPositions::lineCol(size_t offset) const {
   auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
   size_t line = size_t(it - lineStarts_.begin()); // lineStarts_[0] == 0, so line >= 1

@@ -33,7 +33,20 @@ public:
 
   /// Nesting deeper than this is refused before parsing: nlohmann's
   /// ordered_json copies nested values recursively and would run out of stack.
-  static constexpr size_t kMaxNesting = 256;
+  /// It leaves room for every value the readers accept (200 levels, each at
+  /// most 3 JSON levels deep: a dict is {"t":"dict","v":[[k, v]]}) inside a
+  /// node (3 levels), so that whatever the text form reads, JSON reads too.
+  static constexpr size_t kMaxNesting = 1024;
+
+  /// nlohmann's errors other than parse_error (a number beyond double's
+  /// range) carry no position, only the token in quotes: where that token
+  /// first occurs in `text` (0 if it does not), and the message without
+  /// nlohmann's "[json.exception...]" prefix.
+  static std::pair<size_t, std::string> locateQuotedToken(std::string_view text, std::string_view message);
+
+  /// Where the nesting of `text` (a JSON value) first exceeds `maxDepth`, or
+  /// npos. Strings are skipped; the text need not be valid JSON.
+  static size_t nestingTooDeep(std::string_view text, size_t maxDepth);
 
   /// Positions in `text`. For invalid JSON only the line table and
   /// tooDeep() are meaningful (the parser then reports the error).

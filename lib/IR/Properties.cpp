@@ -271,10 +271,15 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
   case BINARY:
     return Shape{Dim{int64_t(u->arg().str().size()), nullptr}};
   case BUFFER:
-    return u->numSrc() ? asShape(u->src(0)) : Shape{};
-  case PARAM:
-    if (!u->numSrc()) return ShapeOr::err("PARAM needs a shape operand");
-    return asShape(u->src(0));
+  case PARAM: {
+    if (!u->numSrc()) return u->is(BUFFER) ? ShapeOr(Shape{}) : ShapeOr::err("PARAM needs a shape operand");
+    // Storage of a negative size is not a shape, and would wrap around as a byte count.
+    ShapeOr s = asShape(u->src(0));
+    if (s.shape)
+      for (const Dim &d : *s.shape)
+        if (d.isStatic() && d.value < 0) return ShapeOr::err("shape can't contain negative numbers " + shapeStr(*s.shape));
+    return s;
+  }
   case STACK: {
     if (!u->numSrc()) return Shape{};
     ShapeOr e = srcShape(0, true);

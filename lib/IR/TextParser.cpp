@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "IR/TextParserImpl.h"
 
+#include "IR/JSONPositions.h"
+
 #include <charconv>
 #include <filesystem>
 
@@ -208,11 +210,19 @@ bool Parser::parseBuffer(Graph &g) {
   skipSpaces();
   if (peek() != '%') return fail(here(), "expected the buffer node (%name) after 'buffer', found " + found());
   BufferFile b;
+  Pos np = here();
   if (!parseRef(b.node)) return false;
+  // The checks of the JSON reader's `buffers` table, so both forms accept the same documents.
+  if (!b.node->is(Op::BUFFER))
+    return fail(np, "buffer line for a " + std::string(opName(b.node->op())) + " node, not a BUFFER");
+  if (!bufferNodes_.insert(b.node).second) return fail(np, "a second buffer line for the same BUFFER node");
   b.dtype = b.node->dtype();
   skipSpaces();
   if (peek() != '"') return fail(here(), "expected the buffer's data file as a string, found " + found());
   if (!parseStringLiteral(b.file)) return false;
+  // Without a numel attribute, the BUFFER's own size.
+  const UOp *size = b.node->numSrc() == 1 ? b.node->src(0) : nullptr;
+  if (size && size->is(Op::CONST) && size->arg().isInt() && size->arg().getInt() >= 0) b.numel = size->arg().getInt();
   while (!atLineEnd()) {
     Pos kp = here();
     std::string key(lexIdent());
@@ -226,9 +236,15 @@ bool Parser::parseBuffer(Graph &g) {
     if (key == "dtype") {
       if (v.kind() != Value::Kind::DType) return wrong("a dtype (dtypes.NAME)");
       b.dtype = v.getDType();
+      if (b.dtype != b.node->dtype())
+        return fail(vp, "dtype " + std::string(b.dtype.name()) + " differs from its BUFFER node's " +
+                            std::string(b.node->dtype() ? b.node->dtype().name() : "?"));
     } else if (key == "numel") {
-      if (!v.isInt()) return wrong("an int");
+      if (!v.isInt() || v.getInt() < 0) return wrong("a non-negative int");
       b.numel = v.getInt();
+      if (size && size->is(Op::CONST) && size->arg().isInt() && size->arg().getInt() != b.numel)
+        return fail(vp, "numel " + std::to_string(b.numel) + " differs from its BUFFER node's size " +
+                            std::to_string(size->arg().getInt()));
     } else if (key == "device") {
       if (v.kind() != Value::Kind::Str) return wrong("a string");
       b.device = v.str();
@@ -258,6 +274,15 @@ bool Parser::parseAttributes(Graph &g) {
   size_t end = text_.find('\n', pos_);
   if (end == std::string_view::npos) end = text_.size();
   std::string_view json = text_.substr(pos_, end - pos_);
+  // As deep as the JSON reader accepts at this place in a document (the
+  // document object, and for node keys the nodes array and the node).
+  size_t maxDepth = JSONPositions::kMaxNesting - (node ? 3 : 1);
+  if (size_t deep = JSONPositions::nestingTooDeep(json, maxDepth); deep != JSONPositions::npos) {
+    Pos p = at;
+    p.offset += deep;
+    p.col += unsigned(deep);
+    return fail(p, "attributes JSON nested deeper than " + std::to_string(maxDepth) + " levels");
+  }
   nlohmann::ordered_json j;
   try {
     j = nlohmann::ordered_json::parse(json, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
@@ -270,6 +295,12 @@ bool Parser::parseAttributes(Graph &g) {
     std::string what = e.what();
     size_t colon = what.find(": ", what.find("column"));
     return fail(p, "malformed attributes JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const nlohmann::json::exception &e) {
+    auto [off, detail] = JSONPositions::locateQuotedToken(json, e.what());
+    Pos p = at;
+    p.offset += off;
+    p.col += unsigned(off);
+    return fail(p, "malformed attributes JSON: " + detail);
   }
   if (!j.is_object()) return fail(at, "attributes must be a JSON object");
   if (node) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tgc {
 
@@ -85,6 +86,12 @@ private:
   std::string found() const {
     if (eof()) return "end of input";
     if (peek() == '\n') return "end of line";
+    unsigned char c = static_cast<unsigned char>(peek());
+    if (!std::isprint(c)) {
+      // Control and non-ASCII bytes would print as garbage (or nothing) in the message.
+      static constexpr char kHex[] = "0123456789abcdef";
+      return std::string("byte 0x") + kHex[c >> 4] + kHex[c & 15];
+    }
     return "'" + std::string(1, peek()) + "'";
   }
 
@@ -164,6 +171,7 @@ private:
   unsigned line_;
   std::optional<Diagnostic> error_;
   std::unordered_map<std::string, NameDef> scope_; ///< names of the current block
+  std::unordered_set<const UOp *> bufferNodes_;     ///< nodes with a buffer line
   static constexpr unsigned kMaxValueDepth = 200;
   unsigned depth_ = 0; ///< current nesting of parseValue
 };

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "IR/TextParserImpl.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -132,15 +133,42 @@ bool Parser::parseNumber(Value &out) {
   return true;
 }
 
+namespace {
+
+/// Strict UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF):
+/// what JSON strings and Python's str hold.
+bool isValidUTF8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!len || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (cc & 0x3f);
+    }
+    static constexpr uint32_t kMinOf[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOf[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+} // namespace
+
 bool Parser::parseStringLiteral(std::string &out) {
   Pos open = here();
   if (peek() != '"') return valueError(open, "expected a string, found " + found());
   ++pos_;
+  size_t start = out.size();
   while (true) {
     if (eof() || peek() == '\n') return fail(open, "unterminated string");
     char c = peek();
     if (c == '"') {
       ++pos_;
+      // Strings are text: the JSON form could not hold anything else.
+      if (!isValidUTF8(std::string_view(out).substr(start))) return valueError(open, "string is not valid UTF-8");
       return true;
     }
     if (c != '\\') {
@@ -226,6 +254,10 @@ bool Parser::parseIdentValue(Value &out) {
     }
     std::string cls = parts[0];
     for (size_t i = 1; i + 1 < parts.size(); ++i) cls += "." + parts[i];
+    // The enums tgc knows are checked, as the JSON reader does.
+    if (cls == "Ops" && !opFromName(parts.back())) return fail(at, "unknown op Ops." + parts.back());
+    if (cls == "AddrSpace" && !addrSpaceFromName(parts.back()))
+      return fail(at, "unknown address space AddrSpace." + parts.back());
     out = Value::enumMember(std::move(cls), std::move(parts.back()));
     return true;
   }
@@ -279,6 +311,9 @@ bool Parser::parseIdentValue(Value &out) {
     skipSpaces();
     if (peek() != '=') return valueError(here(), "expected '=' after field '" + name + "', found " + found());
     ++pos_;
+    // A record's fields are a mapping (a JSON object): each name once.
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      return valueError(fp, "field '" + name + "' is given twice in " + id + "(...)");
     names.push_back(std::move(name));
     fields.emplace_back();
     return parseValue(fields.back());

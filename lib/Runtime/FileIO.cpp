@@ -4,29 +4,29 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <unistd.h>
 
 namespace tgc::rt {
 
 bool readFile(const std::string &path, std::string &out, std::string &error) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    out = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // stdio, not iostreams: libstdc++'s stream buffers throw on a read error
+  // (a directory, EIO), which would escape as a crash.
+  bool isStdin = path == "-";
+  FILE *f = isStdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
   }
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "cannot read '" + path + "': " + std::strerror(errno);
+  out.clear();
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  bool failed = std::ferror(f);
+  int savedErrno = errno;
+  if (!isStdin) std::fclose(f);
+  if (failed) {
+    error = "cannot read '" + (isStdin ? std::string("<stdin>") : path) + "': " + std::strerror(savedErrno);
     return false;
   }
   return true;

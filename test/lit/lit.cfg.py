@@ -1,5 +1,6 @@
 # lit configuration for tgc's FileCheck tests.
 import os
+import sys
 
 import lit.formats
 
@@ -15,6 +16,22 @@ def configure(config):
     config.substitutions.append(("%FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
     config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
     config.substitutions.append(("%corpus", config.tgc_corpus_dir))
+    config.substitutions.append(("%python", sys.executable))
+    # Tests that run generated code say `REQUIRES: codegen` (off with TGC_ENABLE_CODEGEN=OFF).
+    if config.tgc_codegen:
+        config.available_features.add("codegen")
+    if config.tgc_sanitize:
+        # A sanitizer finding must abort: its default exit code 1 would pass as
+        # an expected failure under `not`. Leak checking on. Options the
+        # caller sets come last, so they win.
+        defaults = {
+            "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
+            "UBSAN_OPTIONS": "halt_on_error=1:abort_on_error=1:print_stacktrace=1",
+        }
+        for var, value in defaults.items():
+            given = os.environ.get(var)
+            config.environment[var] = value + (":" + given if given else "")
+        config.available_features.add("sanitizer")
     path = [config.tgc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
     config.environment["PATH"] = os.pathsep.join(path)
 

@@ -203,9 +203,9 @@ TEST_CASE("json: error messages point at line:col") {
   CHECK(errorOf(doc({noop("null", R"({"t":"uop","v":0})")})) ==
         "t.json:2:55: error: node 0: tag: refers to node 0, which does not come before it (referenced nodes must "
         "have smaller ids)");
-  // Depth 257 is reached at the arg's 254th '[' (the top object, nodes and node hold 3).
+  // Depth 1025 is reached at the arg's 1022nd '[' (the top object, nodes and node hold 3).
   CHECK(errorOf(doc({noop(std::string(100000, '[') + std::string(100000, ']'))})) ==
-        "t.json:2:297: error: JSON nested deeper than 256 levels");
+        "t.json:2:1065: error: JSON nested deeper than 1024 levels");
   CHECK(errorOf(doc({noop(std::string(220, '[') + std::string(220, ']'))})).rfind(
             "t.json:2:44: error: node 0: arg[0][0][0]", 0) == 0);
   CHECK(errorOf(doc({noop(std::string(220, '[') + std::string(220, ']'))})).find(

@@ -343,10 +343,19 @@ TEST_CASE("text errors: each is reported at its exact line and column") {
         "4:3: expected '}' after the 'roots' line, found '%'");
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  roots %0\n}\n") ==
         "3:11: expected 'as \"name\"' after the root, found end of line");
-  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer %0 \"f\" numel=1.5\n}\n") ==
-        "3:23: buffer attribute 'numel' must be an int");
-  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer %0 \"f\" size=1\n}\n") ==
-        "3:17: unknown buffer attribute 'size'");
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" numel=1.5\n}\n") ==
+        "4:23: buffer attribute 'numel' must be a non-negative int");
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" size=1\n}\n") ==
+        "4:17: unknown buffer attribute 'size'");
+  // The JSON reader's checks of the buffers table hold for buffer lines too.
+  CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer %0 \"f\" numel=1\n}\n") ==
+        "3:10: buffer line for a CONST node, not a BUFFER");
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" numel=3\n}\n") ==
+        "4:23: numel 3 differs from its BUFFER node's size 2");
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" dtype=dtypes.int32\n}\n") ==
+        "4:23: dtype int32 differs from its BUFFER node's float32");
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\"\n  buffer %0 \"g\"\n}\n") ==
+        "5:10: a second buffer line for the same BUFFER node");
   CHECK(parseError("graph @g {\n  attributes {\"a\": }\n  %0 = CONST weakint 1\n}\n") ==
         "2:20: malformed attributes JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
   CHECK(parseError("graph @g {\n  attributes [1]\n  %0 = CONST weakint 1\n}\n") == "2:14: attributes must be a JSON object");

@@ -6,6 +6,7 @@
 #include "Runtime/FileIO.h"
 
 #include <iostream>
+#include <utility>
 
 namespace tgc::driver {
 
@@ -13,7 +14,7 @@ void report(const Diagnostic &d) { std::cerr << d.str() << "\n"; }
 
 Result<std::string> readInput(const std::string &path) {
   std::string text, error;
-  if (!rt::readFile(path, text, error)) return Diagnostic(Location{path, 0, 0, -1}, error);
+  if (!rt::readFile(path, text, error)) return Diagnostic(Location{path == "-" ? "<stdin>" : path, 0, 0, -1}, error);
   return text;
 }
 
@@ -33,12 +34,19 @@ Format detectFormat(const std::string &path, std::string_view text) {
 }
 
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
-                     const std::string &rootSel, Graph &g) {
+                     const std::string &rootSel, Graph &g, const ResourceLimits &limits) {
   std::string name = path == "-" ? "<stdin>" : path;
   Result<Graph> parsed = fmt == Format::JSON ? readGraphJSON(ctx, chunk.text, name)
                                              : parseText(ctx, chunk.text, name, chunk.lineOffset);
   if (!parsed) return parsed.error();
   g = std::move(*parsed);
+  auto refused = [](const Status &st, const char *flag) {
+    Diagnostic d = st.error();
+    d.notes.push_back(std::string("the limit is set with ") + flag);
+    return d;
+  };
+  if (Status st = checkNodeLimit(g, limits.maxNodes); !st.ok()) return refused(st, "--max-nodes");
+  if (Status st = checkBufferLimit(g, limits.maxBufferBytes); !st.ok()) return refused(st, "--max-memory");
   if (rootSel.empty()) return Status::success();
   const UOp *root = g.root(rootSel);
   if (!root) {
@@ -49,6 +57,24 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
   g.roots = {root};
   g.rootNames = {rootSel};
   return Status::success();
+}
+
+void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
+  cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")
+      // CLI11 would wrap -1 around to "no limit".
+      ->check(CLI::Validator([](std::string &v) { return v.rfind('-', 0) == 0 ? "must not be negative" : ""; },
+                             "", "non-negative"))
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--max-memory",
+         [&limits](const std::string &text) {
+           std::optional<uint64_t> bytes = parseByteSize(text);
+           if (!bytes) throw CLI::ValidationError("--max-memory", "expected a byte count such as 4096, 512MiB or 64GiB");
+           limits.maxBufferBytes = *bytes;
+         },
+         "Refuse a graph whose BUFFERs (numel * itemsize, summed) need more bytes than this; "
+         "suffixes K/KiB, M/MiB, G/GiB, T/TiB count powers of 1024")
+      ->default_str("64GiB");
 }
 
 } // namespace tgc::driver

@@ -3,6 +3,7 @@
 
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
+#include "IR/Limits.h"
 
 #include <CLI/CLI.hpp>
 
@@ -33,8 +34,11 @@ void report(const Diagnostic &d);
 Result<std::string> readInput(const std::string &path);
 Format detectFormat(const std::string &path, std::string_view text);
 /// Parses one document into g. `rootSel` keeps only that root when non-empty.
+/// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
-                     const std::string &rootSel, Graph &g);
+                     const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
+/// Adds --max-nodes and --max-memory, which set `limits`.
+void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
 

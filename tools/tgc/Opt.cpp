@@ -27,6 +27,7 @@ struct OptOptions {
   bool timePasses = false;
   bool listPasses = false;
   bool noShapes = false;
+  ResourceLimits limits;
 };
 
 void listPasses() {
@@ -56,6 +57,13 @@ int runOpt(const OptOptions &o) {
   if (!pipeline) {
     std::cerr << "tgc opt: error: " << pipeline.error().message << "\n";
     return kUsage;
+  }
+  // A misspelt --print-after would otherwise print nothing, silently.
+  for (const std::string &name : o.printAfter) {
+    if (Result<std::vector<const PassInfo *>> known = parsePipeline(name); !known) {
+      std::cerr << "tgc opt: error: --print-after: " << known.error().message << "\n";
+      return kUsage;
+    }
   }
   Result<std::string> text = readInput(o.input);
   if (!text) {
@@ -100,7 +108,7 @@ int runOpt(const OptOptions &o) {
     // Each chunk is independent, as mlir-opt's split inputs are: own context, own errors.
     auto ctx = std::make_unique<Context>();
     Graph g;
-    Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g);
+    Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
@@ -143,6 +151,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
   cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
   cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
+  addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
               "  tgc opt graph.json --emit=text\n"
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"

@@ -6,8 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 
-#include "IR/Pass.h"
-#include "Schedule/Passes.h"
+#include "RegisterPasses.h"
 
 #include <iostream>
 
@@ -17,8 +16,7 @@
 
 int main(int argc, char **argv) {
   using namespace tgc;
-  registerIRPasses();
-  registerSchedulePasses();
+  driver::registerAllPasses();
 
   CLI::App app{"tgc: an ahead-of-time compiler for tinygrad's UOp graphs.\n\n"
                "Reads a model graph (tinygrad's graph-format JSON, or tgc's text form) and runs the\n"
