@@ -1,0 +1,54 @@
+//===- Model.h - a tensor graph scheduled into a runnable model -*- C++ -*-===//
+//
+// The unit `tgc run` and `tgc compile` work on: a tensor graph (graph.json or
+// text form) taken through the schedule pipeline (callify, kernel-graph,
+// linearize, resolve-calls) to a LINEAR of kernel CALLs, its static plan
+// (Schedule.h), and the model's interface: which buffers the caller provides
+// (inputs, with the data files the graph names), which it gets back
+// (outputs), and which it provides and gets back changed (assign targets).
+//
+// Names follow the corpus's files: output I of the model is source I of the
+// root SINK ("out<I>"); an input buffer is named by the graph node id of its
+// BUFFER ("n<K>"), and when the model writes it the result is "n<K>.after".
+// Everything else the plan holds is an intermediate, free for the memory
+// planner to place in a workspace.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Schedule.h"
+#include "IR/DType.h"
+#include "IR/Diagnostic.h"
+#include "IR/Graph.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tgc {
+
+/// One tensor of a model's interface, bound to a byte range of a plan buffer.
+struct ModelTensor {
+  enum class Role {
+    Input,  ///< read by the model, provided by the caller ("n<K>")
+    Output, ///< produced by the model ("out<I>")
+    InOut,  ///< provided by the caller and written by the model ("n<K>", written back as "n<K>.after")
+  };
+  Role role = Role::Input;
+  std::string name;             ///< "n<K>" or "out<I>"
+  DType dtype;
+  std::vector<int64_t> shape;   ///< the tensor's shape (outputs: the SINK source's shape)
+  int buffer = -1;              ///< index into Model::plan.buffers
+  int64_t byteOffset = 0;       ///< where the tensor starts in that buffer
+  int64_t bytes = 0;            ///< numel * itemsize; the tensor is dense and contiguous there
+  std::string dataFile;         ///< inputs: the data file the graph names, resolved against its baseDir ("" if none)
+};
+
+struct Model {
+  std::string name;             ///< a C identifier (from the graph's file stem unless given)
+  const UOp *linear = nullptr;  ///< the LINEAR of CALLs
+  SchedulePlan plan;            ///< planLinear(linear)
+  std::vector<ModelTensor> tensors; ///< inputs and in-outs in node-id order, then outputs in SINK order
+};
+
+} // namespace tgc
