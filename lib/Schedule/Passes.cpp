@@ -4,6 +4,7 @@
 #include "IR/Pass.h"
 #include "Schedule/Access.h"
 #include "Schedule/Callify.h"
+#include "Schedule/Grad.h"
 #include "Schedule/Linearize.h"
 #include "Schedule/ResolveCalls.h"
 #include "Schedule/RangeifyPasses.h"
@@ -82,6 +83,7 @@ void addBodyPass(const char *name, const char *desc, BodyFn fn) {
 
 void registerSchedulePasses() {
   auto &r = PassRegistry::instance();
+  registerGradPass();
   r.add({"callify", "tensor graph -> CALL(SINK of effects over PARAMs, *buffers) and the buffer map",
          [] { return std::make_unique<FunctionPass>(callifyGraph); }});
   using namespace rangeify;
