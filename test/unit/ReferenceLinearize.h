@@ -10,6 +10,7 @@
 #pragma once
 
 #include "Schedule/Access.h"
+#include "Schedule/Linearize.h"
 #include "Schedule/Storage.h"
 
 #include <algorithm>
@@ -172,34 +173,8 @@ inline const UOp *ReferenceScheduler::emitCall(size_t k) const {
   std::vector<const UOp *> bufs;
   for (size_t i = 1; i < call->numSrc(); ++i)
     if (!isBoundVar(call->src(i))) bufs.push_back(bufUop(unwrapSrc(call->src(i))));
-  const UOp *body = call->src(0);
-  std::unordered_set<const UOp *> distinct(bufs.begin(), bufs.end());
-  if (body->is(Op::SINK) && distinct.size() != bufs.size()) {
-    // Storage passed twice: a PARAM takes the first slot holding its storage
-    // when an otherwise identical PARAM already sits there. The order is
-    // fixed, so the kernel may see one pointer.
-    ToposortOptions opts;
-    opts.enterCalls = false;
-    std::unordered_set<const UOp *> params;
-    for (const UOp *u : toposort(body, opts))
-      if (u->is(Op::PARAM) && paramSlot(u) && *paramSlot(u) >= 0) params.insert(u);
-    std::unordered_map<const UOp *, const UOp *> subs;
-    for (const UOp *p : params) {
-      size_t slot = size_t(*paramSlot(p));
-      if (slot >= bufs.size()) continue;
-      size_t first = size_t(std::find(bufs.begin(), bufs.end(), bufs[slot]) - bufs.begin());
-      if (first == slot) continue;
-      const UOp *q = withParamSlot(p, int64_t(first));
-      if (params.count(q)) subs.emplace(p, q);
-    }
-    if (!subs.empty()) body = substitute(body, subs);
-  }
-  static const Value callInfo =
-      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
-                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
-  std::vector<const UOp *> src{body};
-  src.insert(src.end(), bufs.begin(), bufs.end());
-  return call->context().get(Op::CALL, dtypes::Void, std::move(src), callInfo);
+  // The argument rewrite is shared: the oracle checks the order, not this step.
+  return scheduledCall(call, std::move(bufs));
 }
 
 inline Result<const UOp *> ReferenceScheduler::run() {
