@@ -16,6 +16,7 @@
 #include "IR/BufferData.h"
 #include "IR/JSON.h"
 #include "IR/Pass.h"
+#include "IR/TextFormat.h"
 #include "IR/UOpBuilder.h"
 #include "Runtime/Npy.h"
 #include "Schedule/Grad.h"
@@ -340,4 +341,77 @@ TEST_CASE("grad: corpus gradient cases match tinygrad's gradients and errors") {
   CHECK(errors == errorCases);
   CHECK(matched > 0);
   CHECK(errors > 0);
+}
+
+namespace {
+
+/// test_gradient_through_assign_requires_old_versions / _with_snapshots
+/// (pipeline-schedule.md §5.7): y = x.clone(), then `count` times
+/// y.assign(f(y)) with f(y) = y*y, or f(y) = c*c for a snapshot c = y.clone().
+std::string assignChain(int count, bool snapshot) {
+  const char *p = "ParamArg(slot=%d, dtype=dtypes.float32, vmin_vmax=None, multiple_of=None, name=None, "
+                  "addrspace=AddrSpace.GLOBAL, axis=None, device=\"CPU\", volatile=False)";
+  auto buf = [&](const std::string &name, int slot) {
+    char arg[512];
+    std::snprintf(arg, sizeof arg, p, slot);
+    return "  %" + name + " = BUFFER float32 (%n) " + arg + "\n";
+  };
+  std::string t = "graph @chain {\n  %n = CONST weakint 2\n" + buf("x", 1) + buf("yb", 2) +
+                  "  %ys = STORE void (%yb, %x)\n  %y0 = AFTER float32 (%yb, %ys)\n";
+  for (int i = 0; i < count; ++i) {
+    std::string y = "%y" + std::to_string(i), next = "%y" + std::to_string(i + 1), k = std::to_string(i);
+    std::string v = y;
+    if (snapshot) {
+      t += buf("cb" + k, 10 + i) + "  %cs" + k + " = STORE void (%cb" + k + ", " + y + ")\n  %c" + k +
+           " = AFTER float32 (%cb" + k + ", %cs" + k + ")\n";
+      v = "%c" + k;
+    }
+    t += "  %sq" + k + " = MUL float32 (" + v + ", " + v + ")\n  %st" + k + " = STORE void (" + y + ", %sq" + k +
+         ")\n  " + next + " = AFTER float32 (" + y + ", %st" + k + ")\n";
+  }
+  t += "  %loss = REDUCE float32 (%y" + std::to_string(count) + ") (Ops.ADD, 1)\n  %sink = SINK void (%loss)\n}\n";
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("grad: a gradient that needs overwritten versions is a cycle; snapshots make it work") {
+  for (int count : {2, 3})
+    for (bool snapshot : {false, true}) {
+      CAPTURE(count);
+      CAPTURE(snapshot);
+      Context ctx;
+      Result<Graph> g = parseText(ctx, assignChain(count, snapshot), "chain.tgc");
+      REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+      const UOp *x = nullptr;
+      for (const UOp *u : toposort(g->roots[0]))
+        if (u->is(Op::BUFFER) && rf::paramFields(u).slot == 1) x = u;
+      REQUIRE(x);
+      auto grads = computeGradients(g->roots[0]->src(0), std::vector<const UOp *>{x});
+      REQUIRE(grads.ok());
+      // the second-order gradient too (the reference's gg = d/dx sum(dy/dx))
+      auto gg = computeGradients(sumAll((*grads)[0]), std::vector<const UOp *>{x});
+      REQUIRE(gg.ok());
+      g->roots = {rf::sink(ctx, {g->roots[0]->src(0), gradientOutput((*grads)[0]), gradientOutput((*gg)[0])})};
+      auto cg = CompiledGraph::build(std::move(*g));
+      if (!snapshot) {
+        // the gradient reads y's versions that later assigns overwrite
+        REQUIRE_FALSE(cg.ok());
+        CHECK(cg.error().message.find("cycle") != std::string::npos);
+        continue;
+      }
+      REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
+      (*cg)->setInput(x, {2.0f, 3.0f});
+      REQUIRE((*cg)->run().ok());
+      auto got = (*cg)->output(1), got2 = (*cg)->output(2);
+      REQUIRE(got.ok());
+      REQUIRE(got2.ok());
+      // y = x^(2^count): dy/dx = e * x^(e-1), d2y/dx2 = e(e-1) x^(e-2) (count 2: [32, 108] and [48, 108])
+      double e = std::pow(2.0, count);
+      for (size_t i = 0; i < 2; ++i) {
+        double xv = i == 0 ? 2.0 : 3.0;
+        CHECK((*got)[i] == doctest::Approx(e * std::pow(xv, e - 1)).epsilon(1e-5));
+        CHECK((*got2)[i] == doctest::Approx(e * (e - 1) * std::pow(xv, e - 2)).epsilon(1e-5));
+      }
+    }
 }
