@@ -238,6 +238,25 @@ const GradMatcher &gradientRules() {
   return pm;
 }
 
+/// `root` with the keys of `map` replaced, not entering FUNCTION/CALL bodies:
+/// the PARAMs of an inlined function must not be replaced inside the bodies
+/// of the forward FUNCTION its outputs' gradients refer to.
+const UOp *substituteOutsideCalls(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  ToposortOptions o;
+  o.enterCalls = false;
+  std::unordered_map<const UOp *, const UOp *> done(map);
+  for (const UOp *u : toposort(root, o)) {
+    if (done.count(u)) continue;
+    std::vector<const UOp *> src;
+    for (const UOp *s : u->src()) {
+      auto it = done.find(s);
+      src.push_back(it == done.end() ? s : it->second);
+    }
+    done[u] = rebuild(u, std::move(src));
+  }
+  return done.at(root);
+}
+
 const UOp *noop(Context &ctx) { return ctx.get(Op::NOOP, dtypes::Void); }
 
 using GradMap = std::unordered_map<const UOp *, const UOp *>;
@@ -267,7 +286,7 @@ Grads functionGradient(const UOp *fn, const UOp *g, const std::unordered_set<con
   for (size_t i = 1; i < fn->numSrc(); ++i) {
     auto p = params.find(int64_t(i - 1));
     if (p == params.end() || !needed.count(fn->src(i))) continue;
-    if (auto it = inner.find(p->second); it != inner.end()) out[i] = substitute(it->second, inlineArgs);
+    if (auto it = inner.find(p->second); it != inner.end()) out[i] = substituteOutsideCalls(it->second, inlineArgs);
   }
   return out;
 }

@@ -269,6 +269,21 @@ TEST_CASE("grad: movement-op gradients match finite differences") {
   });
 }
 
+TEST_CASE("grad: FUNCTION/TUPLE/GETTUPLE gradients match finite differences") {
+  using V = std::vector<UOpRef>;
+  // f(a, b) = (a*b, exp2(a) + b), two outputs read through GETTUPLE, combined outside
+  checkFiniteDifferences("function", {{2, 3}, {2, 3}}, [](V x) {
+    Context &c = x[0].ctx();
+    UOpRef p0 = rf::param(c, 0, dtypes::Float32, {2, 3}, Value::string("CPU"));
+    UOpRef p1 = rf::param(c, 1, dtypes::Float32, {2, 3}, Value::string("CPU"));
+    const UOp *body = c.get(Op::TUPLE, dtypes::Void, {p0 * p1, p0.exp2() + p1});
+    const UOp *fn = c.get(Op::FUNCTION, dtypes::Void, {body, x[0], x[1]}, rf::callInfo());
+    UOpRef o0 = c.get(Op::GETTUPLE, dtypes::Float32, {fn}, Value::integer(0));
+    UOpRef o1 = c.get(Op::GETTUPLE, dtypes::Float32, {fn}, Value::integer(1));
+    return o0 * o1 + o1;
+  });
+}
+
 TEST_CASE("grad: DETACH stops the gradient") {
   Context ctx;
   Input x = makeInput(ctx, 1, {3}, 0.5f, 1.5f);
