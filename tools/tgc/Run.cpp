@@ -226,10 +226,13 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->capture_default_str();
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   addLimitOptions(cmd, o->limits);
-  cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K>; by default their data comes from\n"
-              "the files in the graph's `buffers` (relative to the graph's folder). Every .npy must have the\n"
-              "buffer's dtype and element count. Outputs are written dense and C-ordered, whatever view of\n"
-              "storage the graph's SINK holds. Nothing is written unless the run succeeds.\n\n"
+  cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
+              "their data comes from the files in the graph's `buffers` (relative to the graph's folder) unless\n"
+              "--input replaces it. Every .npy must have the buffer's dtype and element count.\n"
+              "Written to --output-dir: out<I>.npy for source I of the root SINK (dense, C order, whatever view\n"
+              "of storage the SINK holds), and n<K>.after.npy for each input the model changes (an assign\n"
+              "target). Nothing is written unless the run succeeds.\n"
+              "Exit codes: 0 success, 1 bad graph, input file or failed run, 2 bad command line.\n\n"
               "Examples:\n"
               "  tgc run examples/mlp.tgc --output-dir build/mlp-out\n"
               "  tgc run case/graph.json --output-dir out/\n"
