@@ -41,5 +41,6 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
+void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 
 } // namespace tgc::driver

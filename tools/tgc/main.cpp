@@ -30,11 +30,13 @@ int main(int argc, char **argv) {
              "  tgc opt model.json --emit=text                 print a graph in the text form\n"
              "  tgc opt kernels.json --root=kernel_graph[0] --passes=verify --print-after-all\n"
              "  tgc opt cases.tgc --split-input-file --passes=verify\n"
-             "  tgc opt --list-passes\n\n"
+             "  tgc opt --list-passes\n"
+             "  tgc explain-schedule graph.json                 why each kernel runs where it does\n\n"
              "Run 'tgc <command> --help' for a command's options.");
 
   int exitCode = driver::kSuccess;
   driver::addOptCommand(app, exitCode);
+  driver::addExplainScheduleCommand(app, exitCode);
 
   try {
     app.parse(argc, argv);
