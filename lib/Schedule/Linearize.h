@@ -27,6 +27,12 @@ namespace tgc::sched {
 /// cycle) or with an access-analysis error.
 Result<const UOp *> linearize(const UOp *kernelGraph);
 
+/// The CALL a LINEAR holds for kernel call `call` given its arguments'
+/// storage `bufs` (bound variables already dropped): when a SINK body receives
+/// the same storage twice, a PARAM takes the first slot holding that storage
+/// where an otherwise identical PARAM sits there already.
+const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs);
+
 /// Why linearize placed a kernel where it did (for `tgc explain-schedule`).
 struct ScheduleStep {
   enum class Reason {
