@@ -7,7 +7,7 @@
 #                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
-#                 [OBJECT]                     an OBJECT library instead of a STATIC one
+#                 [OBJECT]                     consumers link the object itself (no archive)
 #                 [GEN_TEST] [GEN_BENCHMARK])
 #
 # At build time `tgc compile` (tgc::tgc) writes <bin>/tgc/<target>.o and
@@ -143,13 +143,20 @@ function(tgc_add_model target)
     VERBATIM)
 
   if(M_OBJECT)
-    add_library(${target} OBJECT "${obj}" "${hdr}")
+    # CMake's OBJECT libraries do not pass on an object they did not compile,
+    # so the object becomes an interface source: every consumer links it.
+    add_custom_target(${target}_tgc_compile DEPENDS ${outputs})
+    add_library(${target} INTERFACE)
+    target_sources(${target} INTERFACE "${obj}")
+    add_dependencies(${target} ${target}_tgc_compile)
+    set(scope INTERFACE)
   else()
     add_library(${target} STATIC "${obj}" "${hdr}")
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
+    set(scope PUBLIC)
   endif()
-  set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
-  target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${outdir}>")
-  target_link_libraries(${target} PUBLIC tgc::runtime)
+  target_include_directories(${target} ${scope} "$<BUILD_INTERFACE:${outdir}>")
+  target_link_libraries(${target} ${scope} tgc::runtime)
 
   if(M_GEN_TEST)
     add_executable(${target}_test "${outdir}/${target}_test.c")
