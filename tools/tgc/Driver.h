@@ -42,5 +42,8 @@ void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);
+#if TGC_ENABLE_CODEGEN
+void addRunCommand(CLI::App &app, int &exitCode);
+#endif
 
 } // namespace tgc::driver
