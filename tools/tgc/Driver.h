@@ -41,6 +41,7 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
+void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
 #endif
