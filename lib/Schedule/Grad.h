@@ -28,8 +28,8 @@ Result<std::vector<const UOp *>> computeGradients(const UOp *loss, std::span<con
 
 /// A gradient request: the loss output ("out<I>" = source I of the root SINK)
 /// and the nodes to differentiate against, by node id of the input document
-/// (graph.json's node index; for the text form, the `%K` the printer gives a
-/// node: its index in the toposort of the roots).
+/// (graph.json's node index; for the text form, the node's definition index,
+/// which is its `%K` in a text printed by tgc, as buildModel names inputs).
 struct GradRequest {
   std::string loss = "out0";
   std::vector<int64_t> wrt;
