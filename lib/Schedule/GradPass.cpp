@@ -96,13 +96,6 @@ Result<const UOp *> findDocumentNode(const Graph &g, int64_t id) {
   return Diagnostic({}, "grad: the graph has no node n" + std::to_string(id));
 }
 
-const UOp *gradientOutput(const UOp *g) {
-  const UOp *u = g;
-  while (u->is(Op::RESHAPE)) u = u->src(0);
-  if (!u->isIn(group::Movement) && !u->isIn({Op::CONST, Op::BUFFER, Op::AFTER})) return g;
-  return g->context().get(Op::CONTIGUOUS, g->dtype(), {g});
-}
-
 void setGradRequest(Graph &g, const GradRequest &req) {
   g.extra["grad"] = {{"loss", req.loss}, {"wrt", req.wrt}};
 }
@@ -129,7 +122,7 @@ Result<std::vector<size_t>> addGradients(Graph &g, const GradRequest &req) {
   for (size_t i = 0; i < grads->size(); ++i) {
     outs.push_back(src.size());
     names["out" + std::to_string(src.size())] = req.wrt[i];
-    src.push_back(gradientOutput((*grads)[i]));
+    src.push_back((*grads)[i]);
   }
   g.roots[*ri] = sink->withSrc(std::move(src));
   g.extra["gradients"] = names;

@@ -1,7 +1,7 @@
 //===- GradTest.cpp - gradients computed by the compiled training step -----===//
 //
-// The `grad` pass end to end: a tensor graph plus its gradients is scheduled
-// (the `schedule` pipeline) and compiled (compileLinear), and the gradients it
+// The `grad` pass end to end: a tensor graph plus its gradients is built into
+// a model (buildModel) and compiled (compileLinear), and the gradients it
 // computes are checked
 //  - against central finite differences of the same compiled loss, for every
 //    op family the gradient rules cover (the forward graph is run with each
@@ -11,6 +11,7 @@
 //    its error where tinygrad refuses to schedule the gradient ("cycle").
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/Model.h"
 #include "Codegen/Schedule.h"
 #include "CorpusFiles.h"
 #include "IR/BufferData.h"
@@ -48,26 +49,22 @@ void registerPassesOnce() {
   (void)done;
 }
 
-/// A tensor graph scheduled and compiled: set inputs, run, read outputs.
+/// A tensor graph built into a model (buildModel: the schedule pipeline and
+/// the interface) and compiled: set inputs, run, read outputs.
 class CompiledGraph {
 public:
-  /// Schedules and compiles `g` (a tensor graph whose first root is the SINK);
-  /// `outputs` are that SINK's sources before scheduling.
-  static Result<std::unique_ptr<CompiledGraph>> build(Graph g) {
+  static Result<std::unique_ptr<CompiledGraph>> build(Context &ctx, const Graph &g) {
     registerPassesOnce();
     auto cg = std::unique_ptr<CompiledGraph>(new CompiledGraph());
-    const UOp *sink = g.roots[0];
-    cg->outputs_.assign(sink->src().begin(), sink->src().end());
-    Result<std::vector<const PassInfo *>> pipeline = parsePipeline("schedule");
-    if (!pipeline) return pipeline.error();
-    if (Status st = runPipeline(g, *pipeline, {}); !st.ok()) return st.error();
-    auto cs = compileLinear(g.roots[0]);
+    Result<Model> m = buildModel(ctx, g);
+    if (!m) return m.error();
+    cg->model_ = std::move(*m);
+    auto cs = compileLinear(cg->model_.linear);
     if (!cs) return cs.error();
     cg->cs_ = std::move(*cs);
     auto bufs = HostBuffers::allocate(cg->cs_->plan());
     if (!bufs) return bufs.error();
     cg->bufs_ = std::make_unique<HostBuffers>(std::move(*bufs));
-    for (auto [tensor, view] : g.bufferMap) cg->storage_[tensor] = view;
     for (const BufferFile &bf : g.buffers)
       if (!bf.file.empty()) {
         auto d = loadBufferFile(g, bf);
@@ -81,12 +78,6 @@ public:
     inputs_[buffer].resize(v.size() * 4);
     std::memcpy(inputs_[buffer].data(), v.data(), v.size() * 4);
   }
-  std::vector<float> input(const UOp *buffer) const {
-    const auto &b = inputs_.at(buffer);
-    std::vector<float> v(b.size() / 4);
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
-  }
 
   /// Copies the inputs into the plan's buffers and runs the schedule.
   Status run() {
@@ -99,37 +90,19 @@ public:
     return cs_->run(bufs_->pointers());
   }
 
-  /// Output I as float32 (its storage: a dense view of one buffer).
+  /// Output I (model tensor out<I>) as float32.
   Result<std::vector<float>> output(size_t i) const {
-    const UOp *t = outputs_[i], *b = t;
-    int64_t n = rf::prod(rf::shapeOf(t));
-    // a constant output (e.g. a zero gradient) gets no storage: the schedule folds it
-    const UOp *c = t;
-    while (c->isIn({Op::RESHAPE, Op::EXPAND, Op::CONTIGUOUS})) c = c->src(0);
-    if (c->is(Op::CONST) && c->arg().isFloat()) return std::vector<float>(static_cast<size_t>(n), float(c->arg().getFloat()));
-    // a reshape of a realized tensor is dense in its storage
-    while (!storage_.count(b) && b->is(Op::RESHAPE)) b = b->src(0);
-    auto it = storage_.find(b);
-    const UOp *view = it != storage_.end() ? it->second : t;
-    const UOp *buf = rf::base(view);
-    while (buf->is(Op::AFTER)) buf = rf::base(buf->src(0));
-    if (!buf->is(Op::BUFFER)) return Diagnostic::at(t, "output has no buffer storage: " + buf->str());
-    if (t->dtype() != dtypes::Float32) return Diagnostic::at(t, "output is not float32");
-    std::vector<float> v(static_cast<size_t>(n));
-    if (int bi = cs_->plan().indexOf(buf); bi >= 0) {
-      std::memcpy(v.data(), bufs_->bytes(size_t(bi)).data(), size_t(n) * 4);
-      return v;
-    }
-    auto in = inputs_.find(buf);
-    if (in == inputs_.end()) return Diagnostic::at(buf, "output buffer is neither scheduled nor an input");
-    std::memcpy(v.data(), in->second.data(), size_t(n) * 4);
+    const ModelTensor *t = model_.find("out" + std::to_string(i));
+    if (!t) return Diagnostic({}, "the model has no output out" + std::to_string(i));
+    if (t->dtype != dtypes::Float32) return Diagnostic({}, t->name + " is not float32");
+    std::vector<float> v(size_t(t->bytes) / 4);
+    std::memcpy(v.data(), static_cast<const uint8_t *>(bufs_->data(size_t(t->buffer))) + t->byteOffset, size_t(t->bytes));
     return v;
   }
 
 private:
   CompiledGraph() = default;
-  std::vector<const UOp *> outputs_;
-  std::unordered_map<const UOp *, const UOp *> storage_;
+  Model model_;
   std::unordered_map<const UOp *, std::vector<uint8_t>> inputs_;
   std::unique_ptr<CompiledSchedule> cs_;
   std::unique_ptr<HostBuffers> bufs_;
@@ -192,9 +165,9 @@ void checkFiniteDifferences(const std::string &what, std::vector<rf::IShape> sha
   auto grads = computeGradients(loss, targets);
   REQUIRE_MESSAGE(grads.ok(), (grads.ok() ? "" : grads.error().str()));
   std::vector<const UOp *> src{loss};
-  for (const UOp *gr : *grads) src.push_back(gradientOutput(gr));
+  src.insert(src.end(), grads->begin(), grads->end());
   g.roots = {rf::sink(ctx, src)};
-  auto cg = CompiledGraph::build(std::move(g));
+  auto cg = CompiledGraph::build(ctx, g);
   REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
   CompiledGraph &c = **cg;
   for (const Input &x : in) c.setInput(x.buffer, x.data);
@@ -293,7 +266,7 @@ TEST_CASE("grad: DETACH stops the gradient") {
   REQUIRE(grads.ok());
   Graph g;
   g.roots = {rf::sink(ctx, {loss, (*grads)[0]})};
-  auto cg = CompiledGraph::build(std::move(g));
+  auto cg = CompiledGraph::build(ctx, g);
   REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
   (*cg)->setInput(x.buffer, x.data);
   REQUIRE((*cg)->run().ok());
@@ -322,7 +295,7 @@ TEST_CASE("grad: corpus gradient cases match tinygrad's gradients and errors") {
     for (const auto &w : grad.at("wrt")) req.wrt.push_back(w.get<int64_t>());
     auto outs = addGradients(g, req);
     REQUIRE_MESSAGE(outs.ok(), (outs.ok() ? "" : outs.error().str()));
-    auto cg = CompiledGraph::build(std::move(g));
+    auto cg = CompiledGraph::build(ctx, g);
     if (grad.at("status") == "error") {
       REQUIRE_FALSE(cg.ok());
       std::string want = grad.at("error").at("message").get<std::string>();
@@ -407,8 +380,8 @@ TEST_CASE("grad: a gradient that needs overwritten versions is a cycle; snapshot
       // the second-order gradient too (the reference's gg = d/dx sum(dy/dx))
       auto gg = computeGradients(sumAll((*grads)[0]), std::vector<const UOp *>{x});
       REQUIRE(gg.ok());
-      g->roots = {rf::sink(ctx, {g->roots[0]->src(0), gradientOutput((*grads)[0]), gradientOutput((*gg)[0])})};
-      auto cg = CompiledGraph::build(std::move(*g));
+      g->roots = {rf::sink(ctx, {g->roots[0]->src(0), (*grads)[0], (*gg)[0]})};
+      auto cg = CompiledGraph::build(ctx, *g);
       if (!snapshot) {
         // the gradient reads y's versions that later assigns overwrite
         REQUIRE_FALSE(cg.ok());
