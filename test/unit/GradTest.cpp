@@ -8,7 +8,9 @@
 //    input element nudged up and down);
 //  - against tinygrad's own gradients for the corpus cases with a `grad` entry
 //    in meta.json (expected/grad_n<K>.npy; the MLP case gr01 among them), and
-//    its error where tinygrad refuses to schedule the gradient ("cycle").
+//    its error where tinygrad refuses to schedule the gradient ("cycle");
+//  - as a training step: gr01's weights updated in the same artifact by
+//    w.assign(w - lr*grad) equal w - lr * tinygrad's gradients.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Model.h"
@@ -91,9 +93,11 @@ public:
   }
 
   /// Output I (model tensor out<I>) as float32.
-  Result<std::vector<float>> output(size_t i) const {
-    const ModelTensor *t = model_.find("out" + std::to_string(i));
-    if (!t) return Diagnostic({}, "the model has no output out" + std::to_string(i));
+  Result<std::vector<float>> output(size_t i) const { return tensor("out" + std::to_string(i)); }
+  /// A model tensor's contents after the run (an in-out n<K>: its new contents), as float32.
+  Result<std::vector<float>> tensor(const std::string &name) const {
+    const ModelTensor *t = model_.find(name);
+    if (!t) return Diagnostic({}, "the model has no tensor " + name);
     if (t->dtype != dtypes::Float32) return Diagnostic({}, t->name + " is not float32");
     std::vector<float> v(size_t(t->bytes) / 4);
     std::memcpy(v.data(), static_cast<const uint8_t *>(bufs_->data(size_t(t->buffer))) + t->byteOffset, size_t(t->bytes));
@@ -402,4 +406,62 @@ TEST_CASE("grad: a gradient that needs overwritten versions is a cycle; snapshot
         CHECK((*got2)[i] == doctest::Approx(e * (e - 1) * std::pow(xv, e - 2)).epsilon(1e-5));
       }
     }
+}
+
+TEST_CASE("grad: an SGD step on the corpus MLP (gr01) updates its weights by tinygrad's gradients") {
+  // one artifact: loss, gradients, and w.assign(w - lr*grad) for w1, b1, w2, b2
+  registerPassesOnce();
+  fs::path dir = fs::path(TGC_CORPUS_DIR) / "gr01_mlp_ce";
+  REQUIRE_MESSAGE(fs::exists(dir / "meta.json"), "missing corpus case gr01_mlp_ce");
+  nlohmann::json meta = nlohmann::json::parse(std::ifstream(dir / "meta.json"));
+  Context ctx;
+  Result<Graph> doc = readGraphJSONFile(ctx, (dir / "graph.json").string());
+  REQUIRE(doc.ok());
+  Graph g = std::move(*doc);
+  GradRequest req;
+  for (const auto &w : meta.at("grad").at("wrt")) req.wrt.push_back(w.get<int64_t>());
+  auto outs = addGradients(g, req);
+  REQUIRE(outs.ok());
+  const float lr = 0.5f;
+  std::vector<const UOp *> src(g.roots[0]->src().begin(), g.roots[0]->src().end());
+  std::vector<std::pair<const UOp *, int64_t>> weights; // (BUFFER, wrt node id)
+  for (size_t i = 0; i < req.wrt.size(); ++i) {
+    const UOp *t = *findDocumentNode(g, req.wrt[i]), *buf = t;
+    while (buf->is(Op::RESHAPE)) buf = buf->src(0);
+    REQUIRE(buf->is(Op::BUFFER));
+    UOpRef next = UOpRef(t) - UOpRef(src[(*outs)[i]]) * lr;
+    src.push_back(rf::after(buf, {rf::store(buf, rf::flatten(next))}));
+    weights.emplace_back(buf, req.wrt[i]);
+  }
+  g.roots = {rf::sink(ctx, src)};
+  auto cg = CompiledGraph::build(ctx, g);
+  REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
+  REQUIRE((*cg)->run().ok());
+  for (auto [buf, id] : weights) {
+    std::string file = meta.at("grad").at("files").at(std::to_string(id)).get<std::string>();
+    CAPTURE(file);
+    rt::NpyArray gradWant;
+    std::string err;
+    REQUIRE(rt::readNpy((dir / file).string(), gradWant, err));
+    const BufferFile *bf = nullptr;
+    for (const BufferFile &b : g.buffers)
+      if (b.node == buf) bf = &b;
+    REQUIRE(bf);
+    auto before = loadBufferFile(g, *bf);
+    REQUIRE(before.ok());
+    REQUIRE(before->size() == gradWant.data.size());
+    std::vector<float> w0(before->size() / 4), gw(before->size() / 4);
+    std::memcpy(w0.data(), before->data(), before->size());
+    std::memcpy(gw.data(), gradWant.data.data(), gradWant.data.size());
+    // the weight buffer is an in-out of the model, named by its graph.json node id
+    const Location *loc = ctx.location(buf);
+    REQUIRE((loc && loc->nodeId >= 0));
+    auto after = (*cg)->tensor("n" + std::to_string(loc->nodeId));
+    REQUIRE_MESSAGE(after.ok(), (after.ok() ? "" : after.error().str()));
+    REQUIRE(after->size() == w0.size());
+    for (size_t k = 0; k < w0.size(); ++k) {
+      CAPTURE(k);
+      CHECK((*after)[k] == doctest::Approx(w0[k] - lr * gw[k]).epsilon(1e-4).scale(1e-2));
+    }
+  }
 }
