@@ -14,7 +14,6 @@
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
 #include "Runtime/Npy.h"
-#include "Schedule/Grad.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,7 +36,7 @@ struct RunOptions {
   std::string format = "auto";
   std::string root;
   int repeat = 0;
-  std::string grad, wrt; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
   ResourceLimits limits;
 };
@@ -93,14 +92,7 @@ int runModel(const RunOptions &o) {
   }
 
   std::optional<GradRequest> gradReq;
-  if (!o.grad.empty() || !o.wrt.empty()) {
-    Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
-    if (!r) {
-      std::cerr << "tgc run: error: " << r.error().message << "\n";
-      return kUsage;
-    }
-    gradReq = *r;
-  }
+  if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
 
   Result<std::string> text = readInput(o.input);
   if (!text) {
@@ -256,11 +248,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--grad", o->grad,
-                  "Also compute gradients of this output (out<I>, default out0; a float scalar), see --wrt");
-  cmd->add_option("--wrt", o->wrt,
-                  "Nodes to differentiate against, n<K> = node K of the input graph (e.g. n12,n40): their gradients "
-                  "become extra outputs, also written as grad_n<K>.npy");
+  addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
