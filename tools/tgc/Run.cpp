@@ -91,7 +91,7 @@ int runModel(const RunOptions &o) {
     report(text.error());
     return kFailure;
   }
-  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  Format fmt = formatFor(o.format, o.input, *text);
   auto ctx = std::make_unique<Context>();
   Graph g;
   if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
@@ -221,9 +221,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
-      ->check(CLI::IsMember({"auto", "json", "text"}))
-      ->capture_default_str();
+  addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
