@@ -35,6 +35,10 @@ void report(const Diagnostic &d);
 /// Reads path ("-" = stdin) and decides its format from the extension or content.
 Result<std::string> readInput(const std::string &path);
 Format detectFormat(const std::string &path, std::string_view text);
+/// The form a --format value ("auto", "json", "text") means for `path` holding `text`.
+Format formatFor(const std::string &option, const std::string &path, std::string_view text);
+/// Adds --format (auto, json, text) to a subcommand.
+void addFormatOption(CLI::App *cmd, std::string &format);
 /// Parses one document into g. `rootSel` keeps only that root when non-empty.
 /// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
