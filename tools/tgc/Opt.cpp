@@ -5,9 +5,12 @@
 #include "IR/JSON.h"
 #include "IR/Pass.h"
 #include "IR/TextFormat.h"
+#include "Schedule/Grad.h"
 #include "Runtime/FileIO.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <memory>
 
@@ -21,6 +24,7 @@ struct OptOptions {
   std::string format = "auto";
   std::string root;
   std::string passes;
+  std::string grad, wrt; ///< --grad/--wrt: a request for the `grad` pass
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
   bool splitInputFile = false;
@@ -68,6 +72,18 @@ int runOpt(const OptOptions &o) {
       return kUsage;
     }
   }
+  std::optional<GradRequest> gradReq;
+  if (!o.grad.empty() || !o.wrt.empty()) {
+    Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
+    if (!r) {
+      std::cerr << "tgc opt: error: " << r.error().message << "\n";
+      return kUsage;
+    }
+    gradReq = *r;
+    // the request is for the grad pass: run it first unless the pipeline places it
+    const PassInfo *grad = PassRegistry::instance().lookup("grad");
+    if (std::find(pipeline->begin(), pipeline->end(), grad) == pipeline->end()) pipeline->insert(pipeline->begin(), grad);
+  }
   Result<std::string> text = readInput(o.input);
   if (!text) {
     report(text.error());
@@ -114,6 +130,7 @@ int runOpt(const OptOptions &o) {
     Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
     size_t inputNodes = 0;
     if (st.ok() && o.stats) inputNodes = graphNodeCount(g);
+    if (st.ok() && gradReq) setGradRequest(g, *gradReq);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
@@ -150,6 +167,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index), "
                                      "e.g. kernel_graph[0]");
   cmd->add_option("--passes", o->passes, "Comma-separated pass pipeline, e.g. verify,simplify");
+  cmd->add_option("--grad", o->grad, "Gradient request for the `grad` pass: the loss output (out<I>, default out0)");
+  cmd->add_option("--wrt", o->wrt, "Nodes of the input graph to differentiate against, e.g. n12,n40 (runs the grad pass first unless --passes places it)");
   cmd->add_option("--print-after", o->printAfter, "Print the graph (to stderr) after this pass; repeatable")
       ->delimiter(',');
   cmd->add_flag("--print-after-all", o->printAfterAll, "Print the graph after every pass");
@@ -167,7 +186,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
               "  tgc opt kernels.json --root=kernel_graph[0] --print-after-all --passes=verify\n"
               "  tgc opt tests.tgc --split-input-file --passes=verify\n"
-              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot");
+              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot\n"
+              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule");
   cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
 }
 
