@@ -89,6 +89,12 @@ function(tgc_add_model target)
   else()
     _tgc_graph_data_files("${graph}" data)
   endif()
+  foreach(f IN LISTS data)
+    if(NOT EXISTS "${f}")
+      message(FATAL_ERROR "tgc_add_model(${target}): ${M_GRAPH} names the data file ${f}, which does not exist "
+                          "(WEIGHTS lists the files instead of the graph)")
+    endif()
+  endforeach()
   # Editing the graph can change its data files: reconfigure then.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${graph}")
 
