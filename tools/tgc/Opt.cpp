@@ -128,9 +128,9 @@ int runOpt(const OptOptions &o) {
     auto ctx = std::make_unique<Context>();
     Graph g;
     Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
+    if (st.ok() && gradReq) setGradRequest(g, *gradReq);
     size_t inputNodes = 0;
     if (st.ok() && o.stats) inputNodes = graphNodeCount(g);
-    if (st.ok() && gradReq) setGradRequest(g, *gradReq);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
@@ -186,8 +186,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
               "  tgc opt kernels.json --root=kernel_graph[0] --print-after-all --passes=verify\n"
               "  tgc opt tests.tgc --split-input-file --passes=verify\n"
-              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot\n"
-              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule");
+              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule\n"
+              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot");
   cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
 }
 

@@ -37,8 +37,8 @@ struct RunOptions {
   std::string format = "auto";
   std::string root;
   int repeat = 0;
-  bool stats = false;
   std::string grad, wrt; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  bool stats = false;
   ResourceLimits limits;
 };
 
@@ -114,7 +114,6 @@ int runModel(const RunOptions &o) {
     report(st.error());
     return kFailure;
   }
-  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
   // the gradients become outputs out<I>; each is also written as grad_n<K>.npy
   std::map<std::string, int64_t> gradOutputs;
   if (gradReq) {
@@ -125,6 +124,7 @@ int runModel(const RunOptions &o) {
     }
     for (size_t i = 0; i < outs->size(); ++i) gradOutputs["out" + std::to_string((*outs)[i])] = gradReq->wrt[i];
   }
+  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
   Result<Model> model = buildModel(*ctx, g);
   if (!model) {
     report(model.error());
