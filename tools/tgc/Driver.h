@@ -41,5 +41,8 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
+#if TGC_ENABLE_CODEGEN
+void addCompileCommand(CLI::App &app, int &exitCode);
+#endif
 
 } // namespace tgc::driver

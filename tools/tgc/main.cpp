@@ -35,6 +35,9 @@ int main(int argc, char **argv) {
 
   int exitCode = driver::kSuccess;
   driver::addOptCommand(app, exitCode);
+#if TGC_ENABLE_CODEGEN
+  driver::addCompileCommand(app, exitCode);
+#endif
 
   try {
     app.parse(argc, argv);

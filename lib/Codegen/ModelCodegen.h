@@ -1,0 +1,49 @@
+//===- ModelCodegen.h - a model as an object file and a C header -*- C++ -*-===//
+//
+// What `tgc compile` emits (docs/codegen.md, "The compiled model"): one
+// object file with a function per kernel (internal) and, per model NAME,
+//
+//   int NAME_run(const T0 *in0, ..., T9 *out0, ..., void *workspace);
+//   int NAME_run_tensors(void *const *tensors, void *workspace);
+//   const tgc_tensor_info NAME_tensors[];   const tgc_model_info NAME_model;
+//
+// (plain C ABI, caller-owned memory, status codes of Runtime/ModelABI.h),
+// plus the C header that declares them with compile-time constants.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Lower.h"
+#include "Codegen/MemoryPlan.h"
+#include "Codegen/Model.h"
+
+#include <string>
+#include <string_view>
+
+namespace tgc {
+
+struct ModelCodegenOptions {
+  codegen::TargetOptions target;
+  bool emitObject = true;
+  bool keepMLIR = false;     ///< ModelArtifacts::mlir: kernels + entries before lowering
+  bool keepLLVMIR = false;   ///< ModelArtifacts::llvmIR: the optimized module
+  bool emitAssembly = false; ///< ModelArtifacts::assembly
+};
+
+struct ModelArtifacts {
+  std::string object, mlir, llvmIR, assembly;
+};
+
+/// Compiles `model` with its memory plan for `opts.target`.
+Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory, const ModelCodegenOptions &opts);
+
+/// The C header of a compiled model (C99 and C++).
+std::string modelHeader(const Model &model, const MemoryPlan &memory);
+
+/// TGC_DTYPE_* of Runtime/ModelABI.h, 0 for a dtype a model cannot expose.
+int modelDTypeCode(DType dt);
+
+/// `s` made a C identifier: other characters become '_', a leading digit gets a '_'.
+std::string cIdentifier(std::string_view s);
+
+} // namespace tgc

@@ -1,0 +1,241 @@
+//===- Compile.cpp - `tgc compile`: a model as object, header, executable -===//
+//
+// GRAPH -> Model (a LINEAR document as it is, see Codegen/LinearModel.h) ->
+// memory plan -> object file + C header (Codegen/ModelCodegen.h), and an
+// executable linked with the generic launcher (Runtime/Launcher.h). Every
+// file lands beside -o with its stem; nothing is written unless every
+// requested artifact was produced.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+
+#include "Codegen/LinearModel.h"
+#include "Codegen/MemoryPlan.h"
+#include "Codegen/ModelCodegen.h"
+#include "Runtime/FileIO.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tgc::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompileOptions {
+  std::string input = "-";
+  std::string output;
+  std::vector<std::string> emit;
+  std::string name;
+  std::string target;
+  std::string cpu;
+  std::string format = "auto";
+  unsigned optLevel = 3;
+  bool stats = false;
+  ResourceLimits limits;
+};
+
+const std::set<std::string> kEmitKinds = {"obj", "header", "exe", "llvm", "mlir", "asm"};
+
+/// Where a file of the toolchain is: an environment override, beside the
+/// installed tgc (<prefix>/bin/tgc -> <prefix>/lib), or the build tree.
+std::string findRuntimeLib(const std::string &file) {
+  std::vector<fs::path> dirs;
+  if (const char *env = std::getenv("TGC_RUNTIME_DIR")) dirs.push_back(env);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(self.parent_path().parent_path() / "lib");
+#ifdef TGC_BUILD_RUNTIME_DIR
+  dirs.push_back(TGC_BUILD_RUNTIME_DIR);
+#endif
+  for (const fs::path &d : dirs)
+    if (fs::exists(d / file, ec)) return (d / file).string();
+  return "";
+}
+
+std::string linkerDriver() {
+  if (const char *env = std::getenv("TGC_CXX")) return env;
+#ifdef TGC_LINK_CXX
+  if (fs::exists(TGC_LINK_CXX)) return TGC_LINK_CXX;
+#endif
+  return "clang++-22";
+}
+
+/// Runs argv; returns the exit status (-1 if it could not start).
+int runProgram(const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Links `object` with the launcher into `exe`; a message on failure.
+std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe) {
+  std::string launcher = findRuntimeLib("libtgc_launcher.a"), runtime = findRuntimeLib("libtgc_runtime.a");
+  if (launcher.empty() || runtime.empty())
+    return "cannot find libtgc_launcher.a / libtgc_runtime.a (set TGC_RUNTIME_DIR to the folder that holds them)";
+  std::vector<std::string> argv = {linkerDriver(), "-o", exe, object, "-Wl,--defsym=tgc_launcher_model=" + modelSymbol,
+                                   launcher, runtime, "-lm"};
+#ifdef TGC_LLD
+  argv.push_back(fs::exists(TGC_LLD) ? std::string("--ld-path=") + TGC_LLD : "-fuse-ld=lld");
+#else
+  argv.push_back("-fuse-ld=lld");
+#endif
+  int rc = runProgram(argv);
+  if (rc == 0) return "";
+  std::string cmd;
+  for (const std::string &a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return rc < 0 || rc == 127 ? "cannot run the linker: " + cmd : "linking failed (exit " + std::to_string(rc) + "): " + cmd;
+}
+
+int fail(const std::string &msg) {
+  std::cerr << "tgc compile: error: " << msg << "\n";
+  return kFailure;
+}
+
+Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name) {
+  const UOp *linear = g.root("linear");
+  if (!linear && g.roots.size() == 1 && g.roots[0]->is(Op::LINEAR)) linear = g.roots[0];
+  if (linear) return modelFromLinear(linear, name);
+  (void)ctx;
+  Location loc;
+  loc.file = g.path;
+  return Diagnostic(loc, "expected a LINEAR document (linear.json or its text form): tensor graphs are "
+                         "compiled once Codegen/Model.cpp's buildModel is in");
+}
+
+int runCompile(const CompileOptions &o) {
+  std::set<std::string> emit(o.emit.begin(), o.emit.end());
+  if (emit.empty()) emit = {"obj", "header"};
+  fs::path out(o.output);
+  fs::path stem = out.parent_path() / out.stem();
+  std::string exePath = stem.string();
+  if (emit.count("exe") && exePath == o.output) {
+    std::cerr << "tgc compile: error: -o " << o.output << " needs an extension (.o) when --emit has exe\n";
+    return kUsage;
+  }
+  std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
+
+  Result<std::string> text = readInput(o.input);
+  if (!text) {
+    report(text.error());
+    return kFailure;
+  }
+  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  auto ctx = std::make_unique<Context>();
+  Graph g;
+  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, "", g, o.limits); !st.ok()) {
+    report(st.error());
+    return kFailure;
+  }
+  Result<Model> model = loadModel(*ctx, g, name);
+  if (!model) {
+    report(model.error());
+    return kFailure;
+  }
+  Result<MemoryPlan> memory = planMemory(*model);
+  if (!memory) {
+    report(memory.error());
+    return kFailure;
+  }
+
+  ModelCodegenOptions copts;
+  copts.target.triple = o.target;
+  copts.target.cpu = o.cpu;
+  copts.target.optLevel = o.optLevel;
+  copts.emitObject = emit.count("obj") || emit.count("exe");
+  copts.keepMLIR = emit.count("mlir");
+  copts.keepLLVMIR = emit.count("llvm");
+  copts.emitAssembly = emit.count("asm");
+  Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
+  if (!art) {
+    report(art.error());
+    return kFailure;
+  }
+  if (o.stats) {
+    std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
+              << " tensors=" << model->tensors.size() << "\n"
+              << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
+    if (int64_t arena = tinygradArenaBytes(model->plan)) std::cout << "tinygrad_arena_bytes=" << arena << "\n";
+  }
+
+  // The executable first: it is the one step that can still fail.
+  std::string error;
+  if (std::error_code ec; !out.parent_path().empty() && (fs::create_directories(out.parent_path(), ec), ec))
+    return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
+  std::string tmpSuffix = ".tmp." + std::to_string(::getpid());
+  if (emit.count("exe")) {
+    if (!o.target.empty()) return fail("--emit=exe links for the host only; cross targets get obj/asm");
+    std::string tmpObj = stem.string() + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
+    if (!rt::writeFileAtomic(tmpObj, art->object, error)) return fail(error);
+    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe);
+    std::remove(tmpObj.c_str());
+    if (!linkError.empty()) {
+      std::remove(tmpExe.c_str());
+      return fail(linkError);
+    }
+    if (std::rename(tmpExe.c_str(), exePath.c_str()) != 0) {
+      std::remove(tmpExe.c_str());
+      return fail("cannot write '" + exePath + "'");
+    }
+  }
+  std::vector<std::pair<std::string, const std::string *>> files;
+  std::string header;
+  if (emit.count("obj")) files.push_back({o.output, &art->object});
+  if (emit.count("header")) {
+    header = modelHeader(*model, *memory);
+    files.push_back({stem.string() + ".h", &header});
+  }
+  if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
+  if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
+  if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
+  for (const auto &[path, data] : files)
+    if (!rt::writeFileAtomic(path, *data, error)) return fail(error);
+  return kSuccess;
+}
+
+} // namespace
+
+void addCompileCommand(CLI::App &app, int &exitCode) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App *cmd = app.add_subcommand("compile", "Compile a model to an object file, a C header and an executable.");
+  cmd->add_option("input", o->input, "Model: a tensor graph or a LINEAR document, JSON or text form ('-' = stdin)")
+      ->required();
+  cmd->add_option("-o,--output", o->output, "The object file OUT/STEM.o; other outputs land beside it as OUT/STEM.*")
+      ->required();
+  cmd->add_option("--emit", o->emit, "Comma list of: obj, header (OUT/STEM.h), exe (OUT/STEM), llvm (.ll), mlir, "
+                                     "asm (.s); default obj,header")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kEmitKinds));
+  cmd->add_option("--name", o->name, "Model name, the prefix of every exported symbol (default: the stem of -o)");
+  cmd->add_option("--target", o->target, "Target triple, e.g. aarch64-linux-gnu (default: the host)");
+  cmd->add_option("--cpu", o->cpu, "Target CPU, e.g. x86-64-v3, neoverse-v1, host (default: host; generic when "
+                                   "cross compiling)");
+  cmd->add_option("-O", o->optLevel, "Optimization level 0-3")->check(CLI::Range(0u, 3u))->capture_default_str();
+  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+  cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size (and tinygrad's arena size "
+                                     "for a memory-planned LINEAR)");
+  addLimitOptions(cmd, o->limits);
+  cmd->footer("Examples:\n"
+              "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"
+              "  tgc compile linear.json -o out/model.o --emit=exe      out/model: ./model --input s3=x.npy --output-dir r\n"
+              "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1");
+  cmd->callback([o, &exitCode] { exitCode = runCompile(*o); });
+}
+
+} // namespace tgc::driver
