@@ -18,8 +18,11 @@
 
 namespace tgc {
 
-/// The model of a LINEAR node (see the file comment); `name` must be a C identifier.
-Result<Model> modelFromLinear(const UOp *linear, const std::string &name);
+/// The model of a LINEAR node (see the file comment); `name` must be a C
+/// identifier. tinygrad's arenas are split back into one buffer per region
+/// (views that overlap stay one region), so planMemory replans them;
+/// `tinygradArena` (if given) receives the arenas' total size.
+Result<Model> modelFromLinear(const UOp *linear, const std::string &name, int64_t *tinygradArena = nullptr);
 
 /// Per PARAM slot of a kernel SINK: bit 0 = read, bit 1 = written.
 std::vector<unsigned> kernelParamAccess(const UOp *sink, unsigned numArgs);

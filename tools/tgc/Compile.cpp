@@ -106,10 +106,10 @@ int fail(const std::string &msg) {
   return kFailure;
 }
 
-Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name) {
+Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name, int64_t &tinygradArena) {
   const UOp *linear = g.root("linear");
   if (!linear && g.roots.size() == 1 && g.roots[0]->is(Op::LINEAR)) linear = g.roots[0];
-  if (linear) return modelFromLinear(linear, name);
+  if (linear) return modelFromLinear(linear, name, &tinygradArena);
   (void)ctx;
   Location loc;
   loc.file = g.path;
@@ -141,7 +141,8 @@ int runCompile(const CompileOptions &o) {
     report(st.error());
     return kFailure;
   }
-  Result<Model> model = loadModel(*ctx, g, name);
+  int64_t tinygradArena = 0;
+  Result<Model> model = loadModel(*ctx, g, name, tinygradArena);
   if (!model) {
     report(model.error());
     return kFailure;
@@ -169,7 +170,7 @@ int runCompile(const CompileOptions &o) {
     std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
               << " tensors=" << model->tensors.size() << "\n"
               << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
-    if (int64_t arena = tinygradArenaBytes(model->plan)) std::cout << "tinygrad_arena_bytes=" << arena << "\n";
+    if (tinygradArena) std::cout << "tinygrad_arena_bytes=" << tinygradArena << "\n";
   }
 
   // The executable first: it is the one step that can still fail.
