@@ -70,6 +70,7 @@ Result<MemoryPlan> planMemory(const Model &model) {
     for (const ScheduleArg &a : plan.calls[c].args) use(a.buffer, int64_t(c));
   for (size_t t = 0; t < model.tensors.size(); ++t) {
     const ModelTensor &mt = model.tensors[t];
+    if (mt.bytes == 0 && mt.buffer < 0) continue; // an empty tensor needs no storage
     if (mt.buffer < 0 || size_t(mt.buffer) >= n)
       return Diagnostic(Location(), "model tensor " + mt.name + " is bound to no buffer of the schedule");
     const ScheduleBuffer &b = plan.buffers[mt.buffer];

@@ -148,7 +148,7 @@ private:
     auto copies = [&](bool in) {
       for (size_t i = 0; i < model_.tensors.size(); ++i) {
         const ModelTensor &t = model_.tensors[i];
-        if (mem_.owner[t.buffer] == int(i) || t.bytes == 0) continue;
+        if (t.bytes == 0 || mem_.owner[t.buffer] == int(i)) continue;
         bool reads = t.role != ModelTensor::Role::Output, writes = t.role != ModelTensor::Role::Input;
         if (in ? !reads : !writes) continue;
         mlir::Value view = byteAt(base[t.buffer], t.byteOffset);

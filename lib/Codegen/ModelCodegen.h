@@ -43,7 +43,4 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory);
 /// TGC_DTYPE_* of Runtime/ModelABI.h, 0 for a dtype a model cannot expose.
 int modelDTypeCode(DType dt);
 
-/// `s` made a C identifier: other characters become '_', a leading digit gets a '_'.
-std::string cIdentifier(std::string_view s);
-
 } // namespace tgc

@@ -53,13 +53,6 @@ int modelDTypeCode(DType dt) {
   return 0;
 }
 
-std::string cIdentifier(std::string_view s) {
-  std::string id;
-  for (char c : s) id += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "_" + id;
-  return id;
-}
-
 std::string modelHeader(const Model &model, const MemoryPlan &memory) {
   const std::string &name = model.name;
   std::string NAME = upper(name);

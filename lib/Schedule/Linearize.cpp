@@ -283,36 +283,7 @@ const UOp *Scheduler::emitCall(size_t k) {
   std::vector<const UOp *> bufs;
   for (size_t i = 1; i < call->numSrc(); ++i)
     if (!isBoundVar(call->src(i))) bufs.push_back(storage_(unwrapSrc(call->src(i))));
-  const UOp *body = call->src(0);
-  bool repeats = false;
-  for (size_t i = 0; i < bufs.size() && !repeats; ++i)
-    repeats = std::find(bufs.begin(), bufs.begin() + i, bufs[i]) != bufs.begin() + i;
-  if (body->is(Op::SINK) && repeats) {
-    // Storage passed twice: a PARAM takes the first slot holding its storage
-    // when an otherwise identical PARAM already sits there. The order is
-    // fixed, so the kernel may see one pointer.
-    ToposortOptions opts;
-    opts.enterCalls = false;
-    std::unordered_set<const UOp *> params;
-    for (const UOp *u : toposort(body, opts))
-      if (u->is(Op::PARAM) && paramSlot(u) && *paramSlot(u) >= 0) params.insert(u);
-    std::unordered_map<const UOp *, const UOp *> subs;
-    for (const UOp *p : params) {
-      size_t slot = size_t(*paramSlot(p));
-      if (slot >= bufs.size()) continue;
-      size_t first = size_t(std::find(bufs.begin(), bufs.end(), bufs[slot]) - bufs.begin());
-      if (first == slot) continue;
-      const UOp *q = withParamSlot(p, int64_t(first));
-      if (params.count(q)) subs.emplace(p, q);
-    }
-    if (!subs.empty()) body = substitute(body, subs);
-  }
-  static const Value callInfo =
-      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
-                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
-  std::vector<const UOp *> src{body};
-  src.insert(src.end(), bufs.begin(), bufs.end());
-  return call->context().get(Op::CALL, dtypes::Void, std::move(src), callInfo);
+  return scheduledCall(call, std::move(bufs));
 }
 
 Result<const UOp *> Scheduler::run() {
@@ -449,6 +420,37 @@ Result<const UOp *> Scheduler::run() {
 }
 
 } // namespace
+
+const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs) {
+  const UOp *body = call->src(0);
+  std::unordered_set<const UOp *> distinct(bufs.begin(), bufs.end());
+  if (body->is(Op::SINK) && distinct.size() != bufs.size()) {
+    // Storage passed twice: a PARAM takes the first slot holding its storage
+    // when an otherwise identical PARAM already sits there. The order is
+    // fixed, so the kernel may see one pointer.
+    ToposortOptions opts;
+    opts.enterCalls = false;
+    std::unordered_set<const UOp *> params;
+    for (const UOp *u : toposort(body, opts))
+      if (u->is(Op::PARAM) && paramSlot(u) && *paramSlot(u) >= 0) params.insert(u);
+    std::unordered_map<const UOp *, const UOp *> subs;
+    for (const UOp *p : params) {
+      size_t slot = size_t(*paramSlot(p));
+      if (slot >= bufs.size()) continue;
+      size_t first = size_t(std::find(bufs.begin(), bufs.end(), bufs[slot]) - bufs.begin());
+      if (first == slot) continue;
+      const UOp *q = withParamSlot(p, int64_t(first));
+      if (params.count(q)) subs.emplace(p, q);
+    }
+    if (!subs.empty()) body = substitute(body, subs);
+  }
+  static const Value callInfo =
+      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
+                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  std::vector<const UOp *> src{body};
+  src.insert(src.end(), bufs.begin(), bufs.end());
+  return call->context().get(Op::CALL, dtypes::Void, std::move(src), callInfo);
+}
 
 Result<const UOp *> linearize(const UOp *kernelGraph) { return Scheduler(kernelGraph).run(); }
 

@@ -14,6 +14,8 @@
 #include "IR/Pass.h"
 #include "IR/UOp.h"
 
+#include <vector>
+
 namespace tgc::sched {
 
 /// The LINEAR of CALLs that runs the kernels of `kernelGraph` (usually its
@@ -23,6 +25,12 @@ namespace tgc::sched {
 /// with "cycle detected in assign graph" (naming the kernels and buffers in a
 /// cycle) or with an access-analysis error.
 Result<const UOp *> linearize(const UOp *kernelGraph);
+
+/// The CALL a LINEAR holds for kernel call `call` given its arguments'
+/// storage `bufs` (bound variables already dropped): when a SINK body receives
+/// the same storage twice, a PARAM takes the first slot holding that storage
+/// where an otherwise identical PARAM sits there already.
+const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs);
 
 /// The `linearize` pass: replaces every root that is not already a LINEAR by
 /// its schedule.

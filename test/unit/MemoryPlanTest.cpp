@@ -7,6 +7,7 @@
 // tinygrad's own arenas.
 //
 //===----------------------------------------------------------------------===//
+#include "CorpusFiles.h"
 #include "Codegen/LinearModel.h"
 #include "Codegen/MemoryPlan.h"
 #include "IR/JSON.h"
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 using namespace tgc;
 namespace fs = std::filesystem;
@@ -181,4 +184,71 @@ TEST_CASE("memory plan: every corpus LINEAR, never larger than tinygrad's arenas
   }
   CHECK(cases >= 30);
   MESSAGE("corpus: " << cases << " cases, workspace " << ours << " bytes in total, tinygrad " << theirs);
+}
+
+TEST_CASE("memory plan: every corpus graph through buildModel, against tinygrad's plan of the same case") {
+  // tinygrad's memory for what is not the model's interface: its arenas plus
+  // every other buffer it allocated on its own (held by a Tensor: the copy
+  // target of j01, ...), each at least one 64-byte block as any aligned
+  // allocation. graph.json, call.json and linear.json read into one Context
+  // share their BUFFER nodes.
+  int cases = 0;
+  int64_t ours = 0, theirs = 0;
+  std::string table;
+  for (const fs::path &dir : testing::corpusCases({"graph.json", "linear.json", "meta.json"})) {
+    std::string text, error;
+    REQUIRE(rt::readFile((dir / "meta.json").string(), text, error));
+    if (nlohmann::json::parse(text).value("status", "") != "ok") continue;
+    CAPTURE(dir.filename().string());
+    Context ctx;
+    auto g = readGraphJSONFile(ctx, (dir / "graph.json").string());
+    REQUIRE(g);
+    auto m = buildModel(ctx, *g);
+    REQUIRE(m);
+    auto p = planMemory(*m);
+    REQUIRE(p);
+    checkValid(*m, *p);
+    auto lin = readGraphJSONFile(ctx, (dir / "linear.json").string());
+    REQUIRE(lin);
+    auto tplan = planLinear(lin->root("linear"));
+    REQUIRE(tplan);
+    // tinygrad's interface buffers: graph.json's BUFFERs and, through
+    // call.json's buffer_map, the buffers of the realized outputs.
+    auto call = readGraphJSONFile(ctx, (dir / "call.json").string());
+    REQUIRE(call);
+    std::map<const UOp *, const UOp *> storage(call->bufferMap.begin(), call->bufferMap.end());
+    std::set<const UOp *> interface;
+    for (const UOp *u : toposort(g->roots))
+      if (u->is(Op::BUFFER)) interface.insert(u);
+    for (const UOp *out : g->roots[0]->src()) {
+      for (int depth = 0; out && depth < 64; ++depth) {
+        if (auto it = storage.find(out); it != storage.end()) out = it->second;
+        if (out->is(Op::BUFFER)) {
+          interface.insert(out);
+          break;
+        }
+        static const OpSet through = {Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::SHRINK, Op::PAD, Op::FLIP,
+                                      Op::AFTER,   Op::CONTIGUOUS, Op::DETACH};
+        out = through.contains(out->op()) && out->numSrc() ? out->src(0) : nullptr;
+      }
+    }
+    int64_t arena = tinygradArenaBytes(*tplan), held = 0;
+    std::vector<char> viewed(tplan->buffers.size(), 0);
+    for (const ScheduleCall &c : tplan->calls)
+      for (size_t i = 0; i < c.args.size(); ++i)
+        if (!c.call->src(i + 1)->is(Op::BUFFER)) viewed[c.args[i].buffer] = 1;
+    for (size_t b = 0; b < tplan->buffers.size(); ++b)
+      if (!viewed[b] && !interface.count(tplan->buffers[b].node))
+        held += (std::max<int64_t>(int64_t(tplan->buffers[b].bytes()), 1) + 63) / 64 * 64;
+    CHECK(p->workspaceBytes <= arena + held);
+    table += "\n  " + dir.filename().string() + ": " + std::to_string(p->workspaceBytes) + " <= " +
+             std::to_string(arena) + " + " + std::to_string(held);
+    ours += p->workspaceBytes;
+    theirs += arena + held;
+    ++cases;
+  }
+  CHECK(cases >= 30);
+  MESSAGE("workspace <= tinygrad arenas + other non-interface buffers:" << table << "\ncorpus: " << cases
+                                                                         << " cases, workspace " << ours
+                                                                         << " bytes in total, tinygrad " << theirs);
 }

@@ -12,6 +12,7 @@
 #include "Codegen/LinearModel.h"
 #include "Codegen/MemoryPlan.h"
 #include "Codegen/ModelCodegen.h"
+#include "IR/JSON.h"
 #include "Runtime/FileIO.h"
 
 #include <cstdlib>
@@ -35,6 +36,7 @@ struct CompileOptions {
   std::string target;
   std::string cpu;
   std::string format = "auto";
+  std::string root;
   unsigned optLevel = 3;
   bool stats = false;
   ResourceLimits limits;
@@ -106,15 +108,23 @@ int fail(const std::string &msg) {
   return kFailure;
 }
 
+/// The model of a document: a LINEAR as it is, a tensor graph through buildModel.
 Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name, int64_t &tinygradArena) {
   const UOp *linear = g.root("linear");
   if (!linear && g.roots.size() == 1 && g.roots[0]->is(Op::LINEAR)) linear = g.roots[0];
   if (linear) return modelFromLinear(linear, name, &tinygradArena);
-  (void)ctx;
-  Location loc;
-  loc.file = g.path;
-  return Diagnostic(loc, "expected a LINEAR document (linear.json or its text form): tensor graphs are "
-                         "compiled once Codegen/Model.cpp's buildModel is in");
+  ModelOptions mopts;
+  mopts.name = name;
+  Result<Model> m = buildModel(ctx, g, mopts);
+  // tinygrad's own plan of a corpus case: linear.json beside its graph.json.
+  fs::path beside = fs::path(g.path).parent_path() / "linear.json";
+  std::error_code ec;
+  if (m && !g.path.empty() && fs::exists(beside, ec)) {
+    Context other;
+    if (auto doc = readGraphJSONFile(other, beside.string()); doc && doc->root("linear"))
+      if (auto plan = planLinear(doc->root("linear")); plan) tinygradArena = tinygradArenaBytes(*plan);
+  }
+  return m;
 }
 
 int runCompile(const CompileOptions &o) {
@@ -137,7 +147,7 @@ int runCompile(const CompileOptions &o) {
   Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
   auto ctx = std::make_unique<Context>();
   Graph g;
-  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, "", g, o.limits); !st.ok()) {
+  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
     report(st.error());
     return kFailure;
   }
@@ -229,8 +239,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
-  cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size (and tinygrad's arena size "
-                                     "for a memory-planned LINEAR)");
+  cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
+                                     "when known (a LINEAR input, or a linear.json beside the graph)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
               "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"

@@ -42,6 +42,7 @@ void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
+void addRunCommand(CLI::App &app, int &exitCode);
 void addCompileCommand(CLI::App &app, int &exitCode);
 #endif
 

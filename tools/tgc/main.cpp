@@ -30,12 +30,14 @@ int main(int argc, char **argv) {
              "  tgc opt model.json --emit=text                 print a graph in the text form\n"
              "  tgc opt kernels.json --root=kernel_graph[0] --passes=verify --print-after-all\n"
              "  tgc opt cases.tgc --split-input-file --passes=verify\n"
-             "  tgc opt --list-passes\n\n"
+             "  tgc opt --list-passes\n"
+             "  tgc run examples/mlp.tgc --output-dir out    schedule, compile and run; out/out0.npy\n\n"
              "Run 'tgc <command> --help' for a command's options.");
 
   int exitCode = driver::kSuccess;
   driver::addOptCommand(app, exitCode);
 #if TGC_ENABLE_CODEGEN
+  driver::addRunCommand(app, exitCode);
   driver::addCompileCommand(app, exitCode);
 #endif
 
