@@ -62,9 +62,10 @@ int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
                "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--list]\n"
-               "  --input NAME=FILE  data for input/in-out NAME (default: zeros); checked against the model\n"
+               "  --input NAME=FILE  data for input/in-out NAME (default: zeros); dtype and shape checked against\n"
+               "                    the model (a flat tensor takes any shape with its element count)\n"
                "  --output-dir DIR   write outputs as DIR/<name>.npy, in-outs as DIR/<name>.after.npy\n"
-               "  --repeat N         run N times (in-outs restored each time); last line median_ms=<float>\n"
+               "  --repeat N         a warm-up, then N timed runs (in-outs restored each time); last line median_ms=<float>\n"
                "  --list             print the model's tensors and exit\n",
                argv0);
   return kUsage;
@@ -88,6 +89,8 @@ std::string mismatch(const NpyArray &a, const tgc_tensor_info &t) {
            std::string(kind ? kind : "?") + "')";
   bool same = a.shape.size() == size_t(t.rank);
   for (int32_t d = 0; same && d < t.rank; ++d) same = a.shape[d] == uint64_t(t.shape[d]);
+  // A flat tensor (an input buffer: buffers have no shape) takes any shape with its element count.
+  if (!same && t.rank == 1 && a.numel() == uint64_t(t.numel)) same = true;
   if (!same) {
     std::vector<int64_t> got(a.shape.begin(), a.shape.end());
     return "shape " + shapeText(got.data(), int32_t(got.size())) + " does not match the model's " +
@@ -180,7 +183,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
       return kFail;
     }
     if (!a.data.empty()) std::memcpy(ptrs.back(), a.data.data(), a.data.size());
-    if (t.role == TGC_ROLE_INOUT && repeat > 1) inouts.emplace_back(i, std::move(a.data));
+    if (t.role == TGC_ROLE_INOUT && repeat > 0) inouts.emplace_back(i, std::move(a.data));
     inputs.erase(given);
   }
   if (!inputs.empty()) {
@@ -197,13 +200,16 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     return kFail;
   }
 
+  // With --repeat: one untimed warm-up run, then the timed ones; in-outs are restored before each.
   std::vector<double> ms;
-  for (long r = 0; r < std::max(repeat, 1L); ++r) {
+  long runs = repeat > 0 ? repeat + 1 : 1;
+  for (long r = 0; r < runs; ++r) {
     if (r > 0)
       for (auto &[i, data] : inouts) std::memcpy(ptrs[i], data.data(), data.size());
     auto start = std::chrono::steady_clock::now();
     int status = m.run(ptrs.data(), workspace.get());
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (repeat > 0 && r > 0)
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (status != TGC_OK) {
       std::fprintf(stderr, "%s: error: the model returned status %d\n", argv0, status);
       return kFail;
@@ -234,6 +240,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   }
   if (repeat > 0) {
     std::vector<double> sorted = ms;
+    for (size_t r = 0; r < ms.size(); ++r) std::printf("run %zu: %.6f ms\n", r, ms[r]);
     std::sort(sorted.begin(), sorted.end());
     double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                       : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;

@@ -8,10 +8,11 @@
 //   ./model [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--list]
 //
 // Inputs not given start zero-filled. Every .npy is checked against the table
-// (dtype, shape, byte size) before anything runs. Outputs are written as
+// (dtype, shape, byte size) before anything runs; a flat (rank-1) tensor, as
+// input buffers are, takes any shape with its element count. Outputs are written as
 // DIR/<name>.npy, in-outs as DIR/<name>.after.npy, each atomically. With
-// --repeat N the model runs N times (in-outs restored before each run) and
-// the last line of stdout is `median_ms=<float>`.
+// --repeat N: a warm-up run, then N timed runs (in-outs restored before each,
+// untimed); the last line of stdout is `median_ms=<float>`.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
