@@ -15,6 +15,9 @@
 //     free what it allocated; return TGC_OK
 //   NAME_run(p0, ..., pN, ws): packs the pointers and calls NAME_run_tensors.
 //
+// Embedded weights (ModelCodegenOptions::embedded) are internal read-only
+// globals, 64-byte aligned; the entry uses their address as the tensor's.
+//
 //===----------------------------------------------------------------------===//
 #include "Codegen/ModelCodegen.h"
 #include "Codegen/ScheduleModule.h"
@@ -46,15 +49,25 @@ Diagnostic modelError(const Model &m, std::string msg) {
   return Diagnostic(std::move(loc), std::move(msg));
 }
 
+/// The read-only global holding embedded tensor i.
+std::string weightSymbol(const Model &m, size_t i) { return m.name + "_weight_" + cIdentifier(m.tensors[i].name); }
+
 class EntryBuilder {
 public:
-  EntryBuilder(ModuleOp module, const Model &model, const MemoryPlan &mem)
-      : module_(module), model_(model), mem_(mem), b_(module.getContext()), loc_(b_.getUnknownLoc()),
-        ptr_(LLVM::LLVMPointerType::get(module.getContext())) {}
+  EntryBuilder(ModuleOp module, const Model &model, const MemoryPlan &mem, const std::map<size_t, std::string> &embedded)
+      : module_(module), model_(model), mem_(mem), embedded_(embedded), b_(module.getContext()),
+        loc_(b_.getUnknownLoc()), ptr_(LLVM::LLVMPointerType::get(module.getContext())) {
+    for (size_t i = 0; i < model.tensors.size(); ++i)
+      if (!embedded.count(i)) exposed_.push_back(i);
+  }
 
   void build() {
     module_.getContext()->loadDialect<cf::ControlFlowDialect>();
     b_.setInsertionPointToEnd(module_.getBody());
+    // Embedded weights: declared here, given their bytes in LLVM IR (addWeights).
+    for (const auto &[i, bytes] : embedded_)
+      LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(b_.getI8Type(), bytes.size()), /*isConstant=*/true,
+                             LLVM::Linkage::External, weightSymbol(model_, i), mlir::Attribute());
     buildTensorsEntry();
     buildPositionalEntry();
   }
@@ -101,17 +114,18 @@ private:
     // Checks.
     b_.setInsertionPointToEnd(entry);
     mlir::Value tensors = entry->getArgument(0), wsArg = entry->getArgument(1);
-    std::vector<mlir::Value> data;
+    std::vector<mlir::Value> data(model_.tensors.size());
     mlir::Value err = i32(TGC_OK);
-    for (size_t i = 0; i < model_.tensors.size(); ++i) {
-      const ModelTensor &t = model_.tensors[i];
-      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, tensors, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+    for (size_t a = 0; a < exposed_.size(); ++a) {
+      const ModelTensor &t = model_.tensors[exposed_[a]];
+      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, tensors, llvm::ArrayRef<LLVM::GEPArg>{int32_t(a)},
                                              LLVM::GEPNoWrapFlags::inbounds);
-      data.push_back(LLVM::LoadOp::create(b_, loc_, ptr_, slot));
+      mlir::Value p = data[exposed_[a]] = LLVM::LoadOp::create(b_, loc_, ptr_, slot);
       if (t.bytes == 0) continue;
-      err = failIf(misaligned(data.back(), t.dtype.itemsize()), TGC_ERR_MISALIGNED, err);
-      err = failIf(isNull(data.back()), TGC_ERR_NULL_TENSOR, err);
+      err = failIf(misaligned(p, t.dtype.itemsize()), TGC_ERR_MISALIGNED, err);
+      err = failIf(isNull(p), TGC_ERR_NULL_TENSOR, err);
     }
+    for (const auto &[i, bytes] : embedded_) data[i] = LLVM::AddressOfOp::create(b_, loc_, ptr_, weightSymbol(model_, i));
     bool needWs = mem_.workspaceBytes > 0;
     if (needWs) err = failIf(misaligned(wsArg, MemoryPlan::kAlignment), TGC_ERR_MISALIGNED, err);
     mlir::Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, err, i32(TGC_OK));
@@ -169,7 +183,7 @@ private:
   }
 
   void buildPositionalEntry() {
-    size_t n = model_.tensors.size();
+    size_t n = exposed_.size();
     std::vector<Type> params(n + 1, ptr_);
     auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run", b_.getFunctionType(params, {b_.getI32Type()}));
     Block *entry = fn.addEntryBlock();
@@ -192,13 +206,27 @@ private:
   ModuleOp module_;
   const Model &model_;
   const MemoryPlan &mem_;
+  const std::map<size_t, std::string> &embedded_;
+  std::vector<size_t> exposed_;
   OpBuilder b_;
   mlir::Location loc_;
   Type ptr_;
 };
 
+/// The bytes of the embedded weights, 64-byte aligned, local to the object.
+Status addWeights(llvm::Module &m, const Model &model, const std::map<size_t, std::string> &embedded) {
+  for (const auto &[i, bytes] : embedded) {
+    llvm::GlobalVariable *g = m.getGlobalVariable(weightSymbol(model, i));
+    if (!g) return modelError(model, "internal: the weight of " + model.tensors[i].name + " was not declared");
+    g->setInitializer(llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(m.getContext())));
+    g->setLinkage(llvm::GlobalValue::InternalLinkage);
+    g->setAlignment(llvm::Align(MemoryPlan::kAlignment));
+  }
+  return Status::success();
+}
+
 /// NAME_tensors[] and NAME_model (Runtime/ModelABI.h layouts).
-Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem) {
+Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, const std::vector<size_t> &exposed) {
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptrTy = llvm::PointerType::get(ctx, 0);
   auto *i64Ty = llvm::Type::getInt64Ty(ctx);
@@ -215,8 +243,8 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem) {
   auto *tensorTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i64Ty, i32Ty, i32Ty, i32Ty, i32Ty},
                                             "tgc_tensor_info");
   std::vector<llvm::Constant *> rows;
-  for (size_t i = 0; i < model.tensors.size(); ++i) {
-    const ModelTensor &t = model.tensors[i];
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    const ModelTensor &t = model.tensors[exposed[i]];
     std::string prefix = ".tgc." + model.name + "." + std::to_string(i);
     llvm::Constant *shape = llvm::ConstantPointerNull::get(ptrTy);
     int64_t numel = 1;
@@ -247,7 +275,7 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem) {
                                           llvm::ConstantInt::get(i64Ty, mem.workspaceBytes),
                                           llvm::ConstantInt::get(i64Ty, MemoryPlan::kAlignment),
                                           llvm::ConstantInt::get(i32Ty, TGC_MODEL_ABI_VERSION),
-                                          llvm::ConstantInt::get(i32Ty, int(model.tensors.size()))}),
+                                          llvm::ConstantInt::get(i32Ty, int(exposed.size()))}),
       model.name + "_model");
   desc->setAlignment(llvm::Align(8));
   return Status::success();
@@ -260,6 +288,13 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
     return modelError(model, "model name '" + model.name + "' is not a C identifier");
   if (memory.offset.size() != model.plan.buffers.size() || memory.owner.size() != model.plan.buffers.size())
     return modelError(model, "the memory plan does not match the model's buffers");
+  std::set<size_t> embedded;
+  for (const auto &[i, bytes] : opts.embedded) {
+    if (i >= model.tensors.size() || model.tensors[i].role != ModelTensor::Role::Input ||
+        int64_t(bytes.size()) != model.tensors[i].bytes)
+      return modelError(model, "only an input tensor with all its bytes can be embedded");
+    embedded.insert(i);
+  }
   for (const ModelTensor &t : model.tensors)
     if (!modelDTypeCode(t.dtype))
       return modelError(model, "tensor " + t.name + " has dtype " + std::string(t.dtype ? t.dtype.name() : "?") +
@@ -269,10 +304,13 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
   codegen::ScheduleModuleHooks hooks;
   hooks.exportEntries = false;
   hooks.addMLIR = [&](ModuleOp m) {
-    EntryBuilder(m, model, memory).build();
+    EntryBuilder(m, model, memory, opts.embedded).build();
     return Status::success();
   };
-  hooks.addLLVM = [&](llvm::Module &m) { return addMetadata(m, model, memory); };
+  hooks.addLLVM = [&](llvm::Module &m) {
+    if (Status s = addWeights(m, model, opts.embedded); !s) return s;
+    return addMetadata(m, model, memory, exposedTensors(model, embedded));
+  };
   auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.target.optLevel, opts.keepMLIR, **tm);
   if (!lowered) return lowered.error();
   ModelArtifacts out;

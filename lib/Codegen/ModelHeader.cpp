@@ -53,7 +53,15 @@ int modelDTypeCode(DType dt) {
   return 0;
 }
 
-std::string modelHeader(const Model &model, const MemoryPlan &memory) {
+std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &embedded) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < model.tensors.size(); ++i)
+    if (!embedded.count(i)) out.push_back(i);
+  return out;
+}
+
+std::string modelHeader(const Model &model, const MemoryPlan &memory, const std::set<size_t> &embedded) {
+  std::vector<size_t> exposed = exposedTensors(model, embedded);
   const std::string &name = model.name;
   std::string NAME = upper(name);
   std::ostringstream h;
@@ -66,11 +74,16 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory) {
     << "#include <stdbool.h>\n#include <stdint.h>\n\n"
     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << kModelABIText << "\n";
-  h << "#define " << NAME << "_NUM_TENSORS " << model.tensors.size() << "\n";
+  if (!embedded.empty()) {
+    h << "/* Embedded in the object (read-only data, not arguments):";
+    for (size_t i : embedded) h << " " << model.tensors[i].name;
+    h << " */\n";
+  }
+  h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
   h << "#define " << NAME << "_WORKSPACE_BYTES " << i64(memory.workspaceBytes) << "\n";
   h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n\n";
-  for (size_t i = 0; i < model.tensors.size(); ++i) {
-    const ModelTensor &t = model.tensors[i];
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    const ModelTensor &t = model.tensors[exposed[i]];
     std::string T = NAME + "_" + upper(cIdentifier(t.name));
     std::string shape;
     int64_t numel = 1;
@@ -95,9 +108,11 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory) {
   }
   h << "/* Runs the model once. Arguments in tensor order (" << NAME << "_*_INDEX), then the workspace. */\n";
   h << "int " << name << "_run(";
-  for (const ModelTensor &t : model.tensors)
+  for (size_t i : exposed) {
+    const ModelTensor &t = model.tensors[i];
     h << (t.role == ModelTensor::Role::Input ? "const " : "") << cElementType(t.dtype) << " *" << cIdentifier(t.name)
       << ", ";
+  }
   h << "void *workspace);\n";
   h << "/* The same with tensors[i] = the data of tensor i (for generic drivers). */\n";
   h << "int " << name << "_run_tensors(void *const *tensors, void *workspace);\n\n";

@@ -16,11 +16,6 @@
 
 namespace tgc::rt {
 
-namespace {
-
-constexpr int kOk = 0, kFail = 1, kUsage = 2;
-
-/// The .npy kind+width of a TGC_DTYPE_* (byte order aside); bfloat16 travels as its raw bits.
 const char *npyKind(int32_t dtype) {
   switch (dtype) {
   case TGC_DTYPE_BOOL: return "b1";
@@ -39,6 +34,10 @@ const char *npyKind(int32_t dtype) {
   }
   return nullptr;
 }
+
+namespace {
+
+constexpr int kOk = 0, kFail = 1, kUsage = 2;
 
 std::string shapeText(const int64_t *shape, int32_t rank) {
   std::string s = "(";

@@ -21,6 +21,10 @@
 
 namespace tgc::rt {
 
+/// The .npy kind and width ("f4", "b1", ...; byte order aside) of a
+/// TGC_DTYPE_*, or null; bfloat16 travels as its raw bits ("u2").
+const char *npyKind(int32_t dtype);
+
 /// Runs the launcher for `model`; returns the process exit code (0 ok,
 /// 1 bad input or a failed run, 2 bad command line).
 int launcherMain(const tgc_model_info &model, int argc, char **argv);

@@ -14,6 +14,8 @@
 #include "Codegen/ModelCodegen.h"
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"
+#include "Runtime/Launcher.h"
+#include "Runtime/Npy.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,6 +39,7 @@ struct CompileOptions {
   std::string cpu;
   std::string format = "auto";
   std::string root;
+  std::string weights = "pass";
   unsigned optLevel = 3;
   bool stats = false;
   ResourceLimits limits;
@@ -164,6 +167,24 @@ int runCompile(const CompileOptions &o) {
   }
 
   ModelCodegenOptions copts;
+  std::set<size_t> embedded;
+  if (o.weights == "embed") {
+    // Every input the graph gives data for becomes read-only data in the object.
+    for (size_t i = 0; i < model->tensors.size(); ++i) {
+      const ModelTensor &t = model->tensors[i];
+      if (t.role != ModelTensor::Role::Input || t.dataFile.empty() || t.bytes == 0) continue;
+      rt::NpyArray a;
+      std::string error;
+      if (!rt::readNpy(t.dataFile, a, error)) return fail("--weights=embed: " + t.name + ": " + error);
+      const char *kind = rt::npyKind(modelDTypeCode(t.dtype));
+      if (!kind || a.descr.size() < 3 || a.descr.substr(1) != kind || int64_t(a.data.size()) != t.bytes)
+        return fail("--weights=embed: " + t.dataFile + " (" + a.descr + ", " + std::to_string(a.data.size()) +
+                    " bytes) does not hold " + t.name + " (" + std::string(t.dtype.name()) + ", " +
+                    std::to_string(t.bytes) + " bytes)");
+      copts.embedded.emplace(i, std::string(a.data.begin(), a.data.end()));
+      embedded.insert(i);
+    }
+  }
   copts.target.triple = o.target;
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
@@ -178,7 +199,9 @@ int runCompile(const CompileOptions &o) {
   }
   if (o.stats) {
     std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
-              << " tensors=" << model->tensors.size() << "\n"
+              << " tensors=" << model->tensors.size() - embedded.size();
+    if (!embedded.empty()) std::cout << " embedded=" << embedded.size();
+    std::cout << "\n"
               << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
     if (tinygradArena) std::cout << "tinygrad_arena_bytes=" << tinygradArena << "\n";
   }
@@ -207,7 +230,7 @@ int runCompile(const CompileOptions &o) {
   std::string header;
   if (emit.count("obj")) files.push_back({o.output, &art->object});
   if (emit.count("header")) {
-    header = modelHeader(*model, *memory);
+    header = modelHeader(*model, *memory, embedded);
     files.push_back({stem.string() + ".h", &header});
   }
   if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
@@ -238,6 +261,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("-O", o->optLevel, "Optimization level 0-3")->check(CLI::Range(0u, 3u))->capture_default_str();
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+  cmd->add_option("--weights", o->weights, "pass: every input is an argument; embed: inputs the graph gives data "
+                                           "files for become read-only data in the object")
+      ->check(CLI::IsMember({"pass", "embed"}))
       ->capture_default_str();
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
