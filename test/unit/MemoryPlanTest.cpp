@@ -90,6 +90,17 @@ void checkValid(const Model &m, const MemoryPlan &p) {
   }
 }
 
+/// The corpus cases tinygrad scheduled (status ok), with their documents.
+std::vector<fs::path> okCases() {
+  std::vector<fs::path> out;
+  for (const fs::path &dir : testing::corpusCases({"graph.json", "call.json", "linear.json", "meta.json"})) {
+    std::string text, error;
+    REQUIRE(rt::readFile((dir / "meta.json").string(), text, error));
+    if (nlohmann::json::parse(text).value("status", "") == "ok") out.push_back(dir);
+  }
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("memory plan: a chain reuses the bytes of dead intermediates") {
@@ -157,14 +168,7 @@ TEST_CASE("memory plan: a tensor outside its buffer is a diagnostic") {
 TEST_CASE("memory plan: every corpus LINEAR, never larger than tinygrad's arenas") {
   int cases = 0;
   int64_t ours = 0, theirs = 0;
-  std::vector<fs::path> dirs;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR))
-    if (fs::exists(e.path() / "linear.json")) dirs.push_back(e.path());
-  std::sort(dirs.begin(), dirs.end());
-  for (const fs::path &dir : dirs) {
-    std::string text, error;
-    REQUIRE(rt::readFile((dir / "meta.json").string(), text, error));
-    if (nlohmann::json::parse(text).value("status", "") != "ok") continue;
+  for (const fs::path &dir : okCases()) {
     CAPTURE(dir.filename().string());
     Context ctx;
     auto g = readGraphJSONFile(ctx, (dir / "linear.json").string());
@@ -195,10 +199,7 @@ TEST_CASE("memory plan: every corpus graph through buildModel, against tinygrad'
   int cases = 0;
   int64_t ours = 0, theirs = 0;
   std::string table;
-  for (const fs::path &dir : testing::corpusCases({"graph.json", "linear.json", "meta.json"})) {
-    std::string text, error;
-    REQUIRE(rt::readFile((dir / "meta.json").string(), text, error));
-    if (nlohmann::json::parse(text).value("status", "") != "ok") continue;
+  for (const fs::path &dir : okCases()) {
     CAPTURE(dir.filename().string());
     Context ctx;
     auto g = readGraphJSONFile(ctx, (dir / "graph.json").string());

@@ -37,6 +37,11 @@ Format detectFormat(const std::string &path, std::string_view text);
 /// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
+/// Reads and parses the whole document at `path` (format "auto", "json" or
+/// "text"; --root selection and limits as parseDocument), for the commands
+/// that take one model.
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g);
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 

@@ -4,26 +4,14 @@ compared with expected/*.npy (ints and bools exactly; floats within
 atol + rtol*|want|, rtol 1e-4 / atol 1e-5 as CorpusRunTest allows for
 transcendentals). Usage: corpus.py TGC CORPUS WORKDIR [--skip PREFIX]...
 Prints one line per case and 'cases: N ok' at the end; exits 1 on any mismatch."""
-import ast
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 
-CODES = {"f4": "f", "f8": "d", "i4": "i", "i8": "q", "b1": "?", "u1": "B", "i1": "b", "f2": "e", "u4": "I", "u8": "Q",
-         "i2": "h", "u2": "H"}
-
-
-def load(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<H", b[8:10])[0]
-    h = ast.literal_eval(b[10:10 + n].decode())
-    code = CODES[h["descr"][1:]]
-    data = b[10 + n:]
-    return h["descr"], tuple(h["shape"]), struct.unpack("<%d%s" % (len(data) // struct.calcsize(code), code), data)
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compile", "Inputs"))
+from npy import load  # noqa: E402  (the .npy reader the compile tests share)
 
 def compare(got, want, flat):
     """'' if equal enough, else why not. In-outs are buffers: `flat` compares element counts, not shapes."""

@@ -21,17 +21,23 @@ def write(path, descr, shape, values):
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
 
 
-def show(path):
+def load(path):
+    """(descr, shape, values) of a .npy file."""
     b = open(path, "rb").read()
     n = struct.unpack("<H", b[8:10])[0]
     h = ast.literal_eval(b[10:10 + n].decode())
     code = CODES[h["descr"][1:]]
     data = b[10 + n:]
-    vals = struct.unpack("<%d%s" % (len(data) // struct.calcsize(code), code), data)
-    print(h["descr"], h["shape"], ":", " ".join("%g" % v for v in vals))
+    return h["descr"], tuple(h["shape"]), struct.unpack("<%d%s" % (len(data) // struct.calcsize(code), code), data)
 
 
-if sys.argv[1] == "write":
-    write(*sys.argv[2:6])
-else:
-    show(sys.argv[2])
+def show(path):
+    descr, shape, vals = load(path)
+    print(descr, shape, ":", " ".join("%g" % v for v in vals))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(*sys.argv[2:6])
+    else:
+        show(sys.argv[2])
