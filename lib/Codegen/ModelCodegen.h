@@ -48,6 +48,11 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
 /// The C header of a compiled model (C99 and C++); `embedded` as in ModelCodegenOptions.
 std::string modelHeader(const Model &model, const MemoryPlan &memory, const std::set<size_t> &embedded = {});
 
+/// A C99 smoke test (`--emit=test`) and benchmark (`--emit=benchmark`) of
+/// model `name`, written against its header file `header` alone.
+std::string modelTestProgram(const std::string &name, const std::string &header);
+std::string modelBenchmarkProgram(const std::string &name, const std::string &header);
+
 /// The tensors the caller provides, in argument order: all but the embedded ones.
 std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &embedded);
 

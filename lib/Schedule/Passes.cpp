@@ -4,6 +4,7 @@
 #include "IR/Pass.h"
 #include "Schedule/Access.h"
 #include "Schedule/Callify.h"
+#include "Schedule/Grad.h"
 #include "Schedule/Linearize.h"
 #include "Schedule/RealizeOutputs.h"
 #include "Schedule/ResolveCalls.h"
@@ -101,6 +102,7 @@ void addBodyPass(const char *name, const char *desc, BodyFn fn) {
 
 void registerSchedulePasses() {
   auto &r = PassRegistry::instance();
+  registerGradPass();
   registerRealizeOutputsPass();
   r.add({"callify", "tensor graph -> CALL(SINK of effects over PARAMs, *buffers) and the buffer map",
          [] { return std::make_unique<FunctionPass>(callifyGraph); }});

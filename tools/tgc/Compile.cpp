@@ -45,15 +45,18 @@ struct CompileOptions {
   ResourceLimits limits;
 };
 
-const std::set<std::string> kEmitKinds = {"obj", "header", "exe", "llvm", "mlir", "asm"};
+const std::set<std::string> kEmitKinds = {"obj", "header", "exe", "llvm", "mlir", "asm", "test", "benchmark"};
 
 /// Where a file of the toolchain is: an environment override, beside the
-/// installed tgc (<prefix>/bin/tgc -> <prefix>/lib), or the build tree.
+/// installed tgc (<prefix>/bin/tgc -> <prefix>/<libdir>), or the build tree.
 std::string findRuntimeLib(const std::string &file) {
   std::vector<fs::path> dirs;
   if (const char *env = std::getenv("TGC_RUNTIME_DIR")) dirs.push_back(env);
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
+#ifdef TGC_INSTALL_LIBDIR
+  if (!ec) dirs.push_back(self.parent_path().parent_path() / TGC_INSTALL_LIBDIR);
+#endif
   if (!ec) dirs.push_back(self.parent_path().parent_path() / "lib");
 #ifdef TGC_BUILD_RUNTIME_DIR
   dirs.push_back(TGC_BUILD_RUNTIME_DIR);
@@ -230,6 +233,15 @@ int runCompile(const CompileOptions &o) {
   if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
   if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
   if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
+  std::string testC, benchC, headerName = fs::path(stem).filename().string() + ".h";
+  if (emit.count("test")) {
+    testC = modelTestProgram(name, headerName);
+    files.push_back({stem.string() + "_test.c", &testC});
+  }
+  if (emit.count("benchmark")) {
+    benchC = modelBenchmarkProgram(name, headerName);
+    files.push_back({stem.string() + "_benchmark.c", &benchC});
+  }
   for (const auto &[path, data] : files)
     if (!rt::writeFileAtomic(path, *data, error)) return fail(error);
   return kSuccess;
@@ -245,7 +257,8 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("-o,--output", o->output, "The object file OUT/STEM.o; other outputs land beside it as OUT/STEM.*")
       ->required();
   cmd->add_option("--emit", o->emit, "Comma list of: obj, header (OUT/STEM.h), exe (OUT/STEM), llvm (.ll), mlir, "
-                                     "asm (.s); default obj,header")
+                                     "asm (.s), test (STEM_test.c: a smoke test), benchmark (STEM_benchmark.c); "
+                                     "default obj,header")
       ->delimiter(',')
       ->check(CLI::IsMember(kEmitKinds));
   cmd->add_option("--name", o->name, "Model name, the prefix of every exported symbol (default: the stem of -o)");

@@ -46,6 +46,7 @@ Status loadDocument(Context &ctx, const std::string &path, const std::string &fo
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
 void addOptCommand(CLI::App &app, int &exitCode);
+void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
 void addCompileCommand(CLI::App &app, int &exitCode);

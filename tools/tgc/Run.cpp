@@ -4,14 +4,17 @@
 // compileLinear (ORC JIT), the inputs loaded from .npy files (the data files
 // the graph names, or --input overrides), one run, and every output and
 // changed input buffer written as .npy. With --repeat, the compiled schedule
-// is timed (execution only). Built only with TGC_ENABLE_CODEGEN.
+// is timed (execution only). With --grad/--wrt, the `grad` pass first adds
+// gradients as outputs (Schedule/Grad.h). Built only with TGC_ENABLE_CODEGEN.
 //
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
+#include "Inspect.h"
 
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
 #include "Runtime/Npy.h"
+#include "Schedule/Grad.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace tgc::driver {
 namespace {
@@ -33,6 +37,8 @@ struct RunOptions {
   std::string format = "auto";
   std::string root;
   int repeat = 0;
+  std::string grad, wrt; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  bool stats = false;
   ResourceLimits limits;
 };
 
@@ -86,16 +92,43 @@ int runModel(const RunOptions &o) {
     }
   }
 
+  std::optional<GradRequest> gradReq;
+  if (!o.grad.empty() || !o.wrt.empty()) {
+    Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
+    if (!r) {
+      std::cerr << "tgc run: error: " << r.error().message << "\n";
+      return kUsage;
+    }
+    gradReq = *r;
+  }
+
   auto ctx = std::make_unique<Context>();
   Graph g;
   if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
     report(st.error());
     return kFailure;
   }
+  // the gradients become outputs out<I>; each is also written as grad_n<K>.npy
+  std::map<std::string, int64_t> gradOutputs;
+  if (gradReq) {
+    Result<std::vector<size_t>> outs = addGradients(g, *gradReq);
+    if (!outs) {
+      report(outs.error());
+      return kFailure;
+    }
+    for (size_t i = 0; i < outs->size(); ++i) gradOutputs["out" + std::to_string((*outs)[i])] = gradReq->wrt[i];
+  }
+  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
   Result<Model> model = buildModel(*ctx, g);
   if (!model) {
     report(model.error());
     return kFailure;
+  }
+  if (o.stats) {
+    Graph scheduled;
+    scheduled.roots = {model->linear};
+    scheduled.rootNames = {"linear"};
+    std::cerr << formatStats(scheduled, inputNodes);
   }
 
   // Every input's data, before compiling: a missing or wrong file fails fast.
@@ -171,6 +204,8 @@ int runModel(const RunOptions &o) {
       const uint8_t *p = static_cast<const uint8_t *>(buffers->data(size_t(t.buffer))) + t.byteOffset;
       a.data.assign(p, p + t.bytes);
     }
+    if (auto gi = gradOutputs.find(t.name); gi != gradOutputs.end() && t.role == ModelTensor::Role::Output)
+      files.push_back({"grad_n" + std::to_string(gi->second) + ".npy", a, &t});
     files.push_back({t.role == ModelTensor::Role::Output ? t.name + ".npy" : t.name + ".after.npy", std::move(a), &t});
   }
   std::error_code ec;
@@ -215,10 +250,16 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--grad", o->grad,
+                  "Also compute gradients of this output (out<I>, default out0; a float scalar), see --wrt");
+  cmd->add_option("--wrt", o->wrt,
+                  "Nodes to differentiate against, n<K> = node K of the input graph (e.g. n12,n40): their gradients "
+                  "become extra outputs, also written as grad_n<K>.npy");
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
               "their data comes from the files in the graph's `buffers` (relative to the graph's folder) unless\n"
@@ -226,12 +267,15 @@ void addRunCommand(CLI::App &app, int &exitCode) {
               "Written to --output-dir: out<I>.npy for source I of the root SINK (dense, C order, whatever view\n"
               "of storage the SINK holds), and n<K>.after.npy for each input the model changes (an assign\n"
               "target). Nothing is written unless the run succeeds.\n"
+              "With --grad/--wrt the gradients are outputs too (after the SINK's own), each also written as\n"
+              "grad_n<K>.npy: one compiled training step (docs/grad.md).\n"
               "Exit codes: 0 success, 1 bad graph, input file or failed run, 2 bad command line.\n\n"
               "Examples:\n"
               "  tgc run examples/mlp.tgc --output-dir build/mlp-out\n"
               "  tgc run case/graph.json --output-dir out/\n"
               "  tgc run case/graph.json --input n2=x.npy --output-dir out/\n"
-              "  tgc run case/graph.json --output-dir out/ --repeat 20 | tail -1     # median_ms=...");
+              "  tgc run case/graph.json --output-dir out/ --repeat 20 | tail -1     # median_ms=...\n"
+              "  tgc run case/graph.json --grad=out0 --wrt=n15,n23 --output-dir out/  # + grad_n15.npy, grad_n23.npy");
   cmd->callback([o, &exitCode] { exitCode = runModel(*o); });
 }
 
