@@ -87,6 +87,14 @@ bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRe
   return true;
 }
 
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g) {
+  Result<std::string> text = readInput(path);
+  if (!text) return text.error();
+  Format fmt = formatFor(format, path, *text);
+  return parseDocument(ctx, path, fmt, {*text, 0}, rootSel, g, limits);
+}
+
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
   cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")
       // CLI11 would wrap -1 around to "no limit".

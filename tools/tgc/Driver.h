@@ -43,6 +43,11 @@ void addFormatOption(CLI::App *cmd, std::string &format);
 /// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
+/// Reads and parses the whole document at `path` (format "auto", "json" or
+/// "text"; --root selection and limits as parseDocument), for the commands
+/// that take one model.
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g);
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
@@ -60,6 +65,7 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
+void addCompileCommand(CLI::App &app, int &exitCode);
 #endif
 
 } // namespace tgc::driver

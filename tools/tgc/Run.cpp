@@ -94,15 +94,9 @@ int runModel(const RunOptions &o) {
   std::optional<GradRequest> gradReq;
   if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
 
-  Result<std::string> text = readInput(o.input);
-  if (!text) {
-    report(text.error());
-    return kFailure;
-  }
-  Format fmt = formatFor(o.format, o.input, *text);
   auto ctx = std::make_unique<Context>();
   Graph g;
-  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
     report(st.error());
     return kFailure;
   }
