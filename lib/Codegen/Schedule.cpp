@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h"
+#include "Codegen/MatmulTiling.h"
 #include "Codegen/Jit.h"
 #include "Codegen/KernelToMLIR.h"
 
@@ -98,7 +99,7 @@ Result<LoweredModule> lowerPlan(const SchedulePlan &plan, const CodegenOptions &
   codegen::loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
   for (const ScheduleKernel &k : plan.kernels) {
-    Status s = codegen::lowerKernelToMLIR(*module, k.sink, codegen::KernelSpec{k.symbol, k.numArgs, k.noalias});
+    Status s = codegen::lowerKernelToMLIR(*module, codegen::tileMatmul(k.sink, opts.kernel), codegen::KernelSpec{k.symbol, k.numArgs, k.noalias, opts.kernel});
     if (!s) return inKernel(s.error(), k);
   }
   buildRunFunction(*module, plan, opts.runSymbol);

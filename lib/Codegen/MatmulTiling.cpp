@@ -1,0 +1,103 @@
+//===- MatmulTiling.cpp - register tiles for matmul-like kernels ----------===//
+//
+// See MatmulTiling.h. Mirrors the upcast choices of tinygrad's
+// hand_coded_optimizations (codegen/opt/heuristic.py) without its search:
+// the tile size is fixed by the vector width of the target (16 floats for
+// AVX-512, two vectors per tile row, four rows).
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/MatmulTiling.h"
+
+#include <set>
+#include <unordered_map>
+
+namespace tgc::codegen {
+
+namespace {
+
+std::optional<int64_t> tripCount(const UOp *range) {
+  if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
+    return std::nullopt;
+  return range->src(0)->arg().getInt();
+}
+
+bool dependsOn(const UOp *u, const UOp *range) {
+  for (const UOp *n : toposort(u))
+    if (n == range) return true;
+  return false;
+}
+
+// The range an index adds with coefficient 1 at its top: idx = ... + r.
+const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candidates) {
+  auto isCandidate = [&](const UOp *u) { return std::find(candidates.begin(), candidates.end(), u) != candidates.end(); };
+  if (isCandidate(idx)) return idx;
+  if (idx->is(Op::ADD) && idx->numSrc() == 2)
+    for (const UOp *s : idx->src())
+      if (isCandidate(s)) return s;
+  return nullptr;
+}
+
+int64_t maxAxisId(const UOp *sink) {
+  int64_t m = 0;
+  for (const UOp *u : toposort(sink))
+    if (u->is(Op::RANGE) && u->arg().isTuple() && u->arg().size() > 0 && u->arg()[0].isInt()) m = std::max(m, u->arg()[0].getInt());
+  return m;
+}
+
+} // namespace
+
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile) {
+  if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
+  const UOp *end = sink->src(0);
+  if (!end->is(Op::END) || end->numSrc() < 3 || !end->src(0)->is(Op::STORE)) return sink;
+  const UOp *st = end->src(0);
+  if (st->numSrc() != 2 || !st->src(0)->is(Op::INDEX) || st->src(0)->numSrc() != 2) return sink;
+  const UOp *idx = st->src(0)->src(1), *value = st->src(1);
+  if (idx->is(Op::WHERE)) return sink; // gated store
+  std::vector<const UOp *> ranges(end->src().begin() + 1, end->src().end());
+
+  const UOp *col = unitStrideRange(idx, ranges);
+  if (!col) return sink;
+  const UOp *row = nullptr;
+  for (const UOp *r : ranges)
+    if (r != col) row = r; // the innermost other output axis
+  auto colN = tripCount(col), rowN = row ? tripCount(row) : std::nullopt;
+  if (!colN || !rowN || *colN % tile.columns || *rowN % tile.rows) return sink;
+
+  // Matmul-like: a float REDUCE that depends on both axes.
+  std::vector<const UOp *> nodes = toposort(sink);
+  bool matmulLike = false;
+  for (const UOp *u : toposort(value))
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && dependsOn(u->src(0), row)) matmulLike = true;
+  if (!matmulLike) return sink;
+  std::set<const UOp *> loaded;
+  for (const UOp *u : nodes)
+    if (u->is(Op::INDEX) && u != st->src(0)) loaded.insert(u->src(0));
+  if (loaded.count(st->src(0)->src(0))) return sink;
+
+  Context &ctx = sink->context();
+  int64_t axis = maxAxisId(sink);
+  auto constLike = [&](const UOp *like, int64_t v) { return ctx.get(Op::CONST, like->dtype(), {}, tgc::Value::integer(v)); };
+  auto split = [&](const UOp *r, int64_t factor) {
+    tgc::Value arg = r->arg();
+    std::vector<tgc::Value> items;
+    for (size_t i = 0; arg.isTuple() && i < arg.size(); ++i) items.push_back(i == 0 ? tgc::Value::integer(++axis) : arg[i]);
+    return ctx.get(Op::RANGE, r->dtype(), {constLike(r->src(0), *tripCount(r) / factor)}, tgc::Value::tuple(items));
+  };
+  const UOp *colOuter = split(col, tile.columns), *rowOuter = split(row, tile.rows);
+  auto at = [&](const UOp *outer, int64_t factor, int64_t i) {
+    const UOp *scaled = ctx.get(Op::MUL, outer->dtype(), {outer, constLike(outer, factor)});
+    return ctx.get(Op::ADD, outer->dtype(), {scaled, constLike(outer, i)});
+  };
+  std::vector<const UOp *> stores;
+  for (int64_t i = 0; i < tile.rows; ++i)
+    for (int64_t j = 0; j < tile.columns; ++j)
+      stores.push_back(substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}}));
+  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
+  for (const UOp *r : ranges)
+    if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+  const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
+}
+
+} // namespace tgc::codegen
