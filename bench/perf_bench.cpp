@@ -131,7 +131,8 @@ nlohmann::json readJson(const fs::path &p) {
   return nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
 }
 
-std::string dumpDir; // --dump-ir
+std::string dumpDir;        // --dump-ir
+double maxSlowGflop = 1.0;  // --max-slow-gflop
 
 struct Limits {
   double fma1 = 0, fmaAll = 0, triad1 = 0, triadAll = 0;
@@ -154,9 +155,15 @@ nlohmann::json runCase(const fs::path &dir, const std::vector<Config> &configs, 
                      {"realize_ms", med.value("realize_median", 0.0)}, {"schedule_cold_ms", med.value("schedule_cold", 0.0)},
                      {"schedule_warm_ms", med.value("schedule_warm_median", 0.0)}};
   double fp = meta["output_fingerprint"].empty() ? NAN : meta["output_fingerprint"][0].value("sum", NAN);
-  for (const Config &c : configs) {
+  for (size_t ci = 0; ci < configs.size(); ++ci) {
+    const Config &c = configs[ci];
     tgc_set_num_threads(c.threads);
     nlohmann::json r{{"config", c.name}};
+    if (ops > maxSlowGflop * 1e9 && ci + 2 < configs.size()) { // the unoptimized configs would take minutes
+      r["error"] = "skipped";
+      row["configs"].push_back(r);
+      continue;
+    }
     CodegenOptions opts = c.opts;
     opts.keepIR = !dumpDir.empty();
     auto cs = compileLinear(g->roots[0], opts);
@@ -217,6 +224,7 @@ int main(int argc, char **argv) {
   app.add_option("--reps", reps, "timed repetitions per measurement (median)");
   app.add_option("--cases", only, "only cases whose name contains this");
   app.add_option("--dump-ir", dumpDir, "write each case's kernel MLIR and optimized LLVM IR per config here");
+  app.add_option("--max-slow-gflop", maxSlowGflop, "skip all but the last two configs on kernels above this many GFLOP");
   app.add_flag("--no-limits", noLimits, "skip measuring the machine limits");
   app.add_flag("--no-sched", noSched, "skip the corpus scheduling-time table");
   CLI11_PARSE(app, argc, argv);
@@ -264,7 +272,7 @@ int main(int argc, char **argv) {
                 row["tinygrad"]["kernel_ms"].get<double>());
     for (const auto &r : row["configs"]) {
       if (r.contains("error")) {
-        std::printf(" | %-9s %29s", "", "error");
+        std::printf(" | %-9s %29s", "", r["error"] == "skipped" ? "skipped" : "error");
         continue;
       }
       std::printf(" | %-9s %8.2f %7.1f %6.1f %4.0f%%", "", r["kernel_ms"].get<double>(), r["gflops"].get<double>(),

@@ -78,22 +78,47 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   Context &ctx = sink->context();
   int64_t axis = maxAxisId(sink);
   auto constLike = [&](const UOp *like, int64_t v) { return ctx.get(Op::CONST, like->dtype(), {}, tgc::Value::integer(v)); };
-  auto split = [&](const UOp *r, int64_t factor) {
-    tgc::Value arg = r->arg();
+  // A new RANGE of `n` iterations, typed like `like`.
+  auto newRange = [&](const UOp *like, int64_t n) {
+    tgc::Value arg = like->arg();
     std::vector<tgc::Value> items;
     for (size_t i = 0; arg.isTuple() && i < arg.size(); ++i) items.push_back(i == 0 ? tgc::Value::integer(++axis) : arg[i]);
-    return ctx.get(Op::RANGE, r->dtype(), {constLike(r->src(0), *tripCount(r) / factor)}, tgc::Value::tuple(items));
+    return ctx.get(Op::RANGE, like->dtype(), {constLike(like->src(0), n)}, tgc::Value::tuple(items));
   };
-  const UOp *colOuter = split(col, tile.columns), *rowOuter = split(row, tile.rows);
+  auto split = [&](const UOp *r, int64_t factor) { return newRange(r, *tripCount(r) / factor); };
   auto at = [&](const UOp *outer, int64_t factor, int64_t i) {
     const UOp *scaled = ctx.get(Op::MUL, outer->dtype(), {outer, constLike(outer, factor)});
     return ctx.get(Op::ADD, outer->dtype(), {scaled, constLike(outer, i)});
   };
+
+  // Cache blocking of the reduction (not under strict fp: the partial sums
+  // of each block are added to the output, a different order): the reduce
+  // range k becomes ko (an output loop between the column panel and the row
+  // tiles) and ki (the REDUCE), and the STORE adds to what earlier blocks
+  // left in the output, so each block of the column panel is reused by every
+  // row tile while it is in cache.
+  const UOp *ko = nullptr;
+  if (value->is(Op::REDUCE) && value->numSrc() == 2 && value->dtype().isFloat() && value->arg().isTuple() &&
+      value->arg().size() == 2 && value->arg()[0].isEnum("Ops") && value->arg()[0].str() == "ADD" && !opts.strictFP) {
+    const UOp *k = value->src(1);
+    auto kN = tripCount(k);
+    if (kN && tile.reduceBlock > 0 && *kN >= 2 * tile.reduceBlock && *kN % tile.reduceBlock == 0) {
+      ko = newRange(row, *kN / tile.reduceBlock);
+      const UOp *ki = newRange(k, tile.reduceBlock);
+      const UOp *part = ctx.get(Op::REDUCE, value->dtype(), {substitute(value->src(0), {{k, ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki})}}), ki}, value->arg());
+      const UOp *later = ctx.get(Op::CMPLT, dtypes::Bool, {constLike(ko, 0), ko});
+      const UOp *gated = ctx.get(Op::WHERE, idx->dtype(), {later, idx, ctx.get(Op::CONST, dtypes::Bool, {}, tgc::Value::invalid())});
+      const UOp *earlier = ctx.get(Op::INDEX, st->src(0)->dtype(), {st->src(0)->src(0), gated});
+      st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {earlier, part})}, st->arg(), st->tag());
+    }
+  }
+  const UOp *colOuter = split(col, tile.columns), *rowOuter = split(row, tile.rows);
   std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j)
       stores.push_back(substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}}));
   std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
+  if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());

@@ -23,6 +23,11 @@ namespace tgc::codegen {
 struct MatmulTile {
   int64_t rows = 4;     ///< upcast of the row axis
   int64_t columns = 32; ///< upcast of the unit-stride column axis
+  /// Reduction block kept in cache (not under strict fp); 0 = off. Off by
+  /// default: measured slower (matmul_512 1.9 -> 11.8 ms) because the gated
+  /// reads of the partial sums stop the SLP vectorizer from forming vectors
+  /// of the tile (docs/performance.md).
+  int64_t reduceBlock = 0;
 };
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one

@@ -32,6 +32,17 @@ bool dependsOn(const UOp *u, const UOp *range) {
   return false;
 }
 
+// INDEX `u` is one of the stored INDEX nodes, or a gated read of a stored
+// index (INDEX(buf, WHERE(valid, idx, Invalid)), MatmulTiling's blocked sums).
+bool readsOwnElement(const UOp *u, const std::set<const UOp *> &stored) {
+  if (stored.count(u)) return true;
+  const UOp *i = u->src(1);
+  if (!i->is(Op::WHERE) || i->numSrc() != 3) return false;
+  for (const UOp *s : stored)
+    if (s->src(1) == i->src(1)) return true;
+  return false;
+}
+
 } // namespace
 
 int64_t kernelLoopWork(const UOp *sink) {
@@ -77,7 +88,7 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
   for (const UOp *u : nodes) {
     if (u->is(Op::INDEX)) {
       auto it = storedAt.find(u->src(0));
-      if (it != storedAt.end() && !it->second.count(u)) return nullptr; // read where this iteration does not write
+      if (it != storedAt.end() && !readsOwnElement(u, it->second)) return nullptr; // read where this iteration does not write
       continue;
     }
     // A stored PARAM used bare (element 0, corpus j11) is shared by all iterations.
