@@ -27,13 +27,13 @@ bool dependsOn(const UOp *u, const UOp *range) {
   return false;
 }
 
-// The range an index adds with coefficient 1 at its top: idx = ... + r.
+// The range an index adds with coefficient 1: a direct addend of its tree of
+// ADDs (idx = (... + r) + ...).
 const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candidates) {
-  auto isCandidate = [&](const UOp *u) { return std::find(candidates.begin(), candidates.end(), u) != candidates.end(); };
-  if (isCandidate(idx)) return idx;
-  if (idx->is(Op::ADD) && idx->numSrc() == 2)
-    for (const UOp *s : idx->src())
-      if (isCandidate(s)) return s;
+  if (std::find(candidates.begin(), candidates.end(), idx) != candidates.end()) return idx;
+  if (!idx->is(Op::ADD) || idx->numSrc() != 2) return nullptr;
+  for (const UOp *s : idx->src())
+    if (const UOp *r = unitStrideRange(s, candidates)) return r;
   return nullptr;
 }
 
@@ -49,7 +49,7 @@ int64_t maxAxisId(const UOp *sink) {
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile) {
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
   const UOp *end = sink->src(0);
-  if (!end->is(Op::END) || end->numSrc() < 3 || !end->src(0)->is(Op::STORE)) return sink;
+  if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE)) return sink;
   const UOp *st = end->src(0);
   if (st->numSrc() != 2 || !st->src(0)->is(Op::INDEX) || st->src(0)->numSrc() != 2) return sink;
   const UOp *idx = st->src(0)->src(1), *value = st->src(1);
@@ -62,13 +62,19 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   for (const UOp *r : ranges)
     if (r != col) row = r; // the innermost other output axis
   auto colN = tripCount(col), rowN = row ? tripCount(row) : std::nullopt;
-  if (!colN || !rowN || *colN % tile.columns || *rowN % tile.rows) return sink;
+  if (!colN || (row && !rowN)) return sink;
+  // The widest column tile that divides the axis (at least a half vector),
+  // rows only when they divide too; a vector-times-matrix kernel has no row.
+  while (tile.columns >= 8 && *colN % tile.columns) tile.columns /= 2;
+  if (tile.columns < 8) return sink;
+  if (!row || *rowN % tile.rows) row = nullptr, tile.rows = 1;
 
   // Matmul-like: a float REDUCE that depends on both axes.
   std::vector<const UOp *> nodes = toposort(sink);
   bool matmulLike = false;
   for (const UOp *u : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && dependsOn(u->src(0), row)) matmulLike = true;
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)))
+      matmulLike = true;
   if (!matmulLike) return sink;
   std::set<const UOp *> loaded;
   for (const UOp *u : nodes)
@@ -103,20 +109,22 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     const UOp *k = value->src(1);
     auto kN = tripCount(k);
     if (kN && tile.reduceBlock > 0 && *kN >= 2 * tile.reduceBlock && *kN % tile.reduceBlock == 0) {
-      ko = newRange(row, *kN / tile.reduceBlock);
+      ko = newRange(col, *kN / tile.reduceBlock);
       const UOp *ki = newRange(k, tile.reduceBlock);
-      const UOp *part = ctx.get(Op::REDUCE, value->dtype(), {substitute(value->src(0), {{k, ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki})}}), ki}, value->arg());
+      const UOp *kAt = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki});
+      const UOp *part = ctx.get(Op::REDUCE, value->dtype(), {substitute(value->src(0), {{k, kAt}}), ki}, value->arg());
       const UOp *later = ctx.get(Op::CMPLT, dtypes::Bool, {constLike(ko, 0), ko});
       const UOp *gated = ctx.get(Op::WHERE, idx->dtype(), {later, idx, ctx.get(Op::CONST, dtypes::Bool, {}, tgc::Value::invalid())});
       const UOp *earlier = ctx.get(Op::INDEX, st->src(0)->dtype(), {st->src(0)->src(0), gated});
       st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {earlier, part})}, st->arg(), st->tag());
     }
   }
-  const UOp *colOuter = split(col, tile.columns), *rowOuter = split(row, tile.rows);
+  const UOp *colOuter = split(col, tile.columns), *rowOuter = row ? split(row, tile.rows) : nullptr;
   std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j)
-      stores.push_back(substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}}));
+      stores.push_back(row ? substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}})
+                           : substitute(st, {{col, at(colOuter, tile.columns, j)}}));
   std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
   if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)

@@ -32,8 +32,10 @@ struct MatmulTile {
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
-/// both upcast axes, trip counts divisible by the tile, and no buffer both
-/// read and written (the loop order changes).
+/// the upcast axes; the column tile is halved down to 8 until it divides the
+/// axis, and the row axis is upcast only when it divides (a vector-matrix
+/// kernel has none); no buffer may be both read and written (the loop order
+/// changes).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {});
 
 } // namespace tgc::codegen
