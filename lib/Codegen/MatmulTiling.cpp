@@ -72,8 +72,24 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // Matmul-like: a float REDUCE that depends on both axes.
   std::vector<const UOp *> nodes = toposort(sink);
   bool matmulLike = false;
+  // A tile pays when the columns make a reduction's loads contiguous (a load
+  // with unit stride in the column axis); a row-wise reduction (sum over the
+  // last axis) would instead read one strided row per accumulator.
+  // The load must also move with the reduction (not a per-row value such as
+  // a mean read inside a variance).
+  auto contiguousLoad = [&](const UOp *red) {
+    for (const UOp *n : toposort(red->src(0))) {
+      if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
+      const UOp *i = n->src(1)->is(Op::WHERE) && n->src(1)->numSrc() == 3 ? n->src(1)->src(1) : n->src(1);
+      bool streams = false;
+      for (size_t k = 1; k < red->numSrc(); ++k) streams |= dependsOn(i, red->src(k));
+      if (streams && unitStrideRange(i, {col}) == col) return true;
+    }
+    return false;
+  };
   for (const UOp *u : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)))
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)) &&
+        contiguousLoad(u))
       matmulLike = true;
   if (!matmulLike) return sink;
   std::set<const UOp *> loaded;
