@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tgc {
@@ -42,6 +43,11 @@ struct ModelTensor {
   int64_t byteOffset = 0;       ///< where the tensor starts in that buffer
   int64_t bytes = 0;            ///< numel * itemsize; the tensor is dense and contiguous there
   std::string dataFile;         ///< inputs: the data file the graph names, resolved against its baseDir ("" if none)
+  /// Inputs and in-outs: the caller must provide the contents. False for a
+  /// buffer the document does not list as allocated (graph.json `buffers`)
+  /// unless the model only reads it: fresh storage (tinygrad's Tensor.empty)
+  /// that an assign fills; it starts zeroed.
+  bool needsData = true;
 };
 
 struct Model {
@@ -49,6 +55,29 @@ struct Model {
   const UOp *linear = nullptr;  ///< the LINEAR of CALLs
   SchedulePlan plan;            ///< planLinear(linear)
   std::vector<ModelTensor> tensors; ///< inputs and in-outs in node-id order, then outputs in SINK order
+
+  /// The tensor named `name`, or null.
+  const ModelTensor *find(std::string_view name) const;
 };
+
+struct ModelOptions {
+  std::string name;                  ///< Model::name; default: the graph file's stem (made a C identifier)
+  /// Where an output with no device is computed: tinygrad's numpy() clones a
+  /// deviceless (virtual) tensor to the CPU before reading it.
+  std::string defaultDevice = "CPU";
+};
+
+/// Schedules the tensor graph `g` (its only root, a SINK of the tensors to
+/// realize) and binds the model's interface. Every SINK source becomes a dense
+/// output: a source the schedule would not store densely in storage of its
+/// own (a view such as a PERMUTE, EXPAND or PAD of a realized tensor, an input
+/// buffer, an assign's result, a constant, a tensor without a device) is
+/// copied into a fresh buffer first, as tinygrad's numpy() does (see
+/// docs/codegen.md). Graphs the schedule pipeline rejects give its diagnostic.
+Result<Model> buildModel(Context &ctx, const Graph &g, const ModelOptions &opts = {});
+
+/// `s` as a C identifier: other characters become '_', a leading digit gets a
+/// '_' before it; "model" if empty.
+std::string cIdentifier(std::string_view s);
 
 } // namespace tgc

@@ -4,7 +4,9 @@
 #include "IR/Pass.h"
 #include "Schedule/Access.h"
 #include "Schedule/Callify.h"
+#include "Schedule/Grad.h"
 #include "Schedule/Linearize.h"
+#include "Schedule/RealizeOutputs.h"
 #include "Schedule/ResolveCalls.h"
 #include "Schedule/RangeifyPasses.h"
 
@@ -39,11 +41,29 @@ Status onBodies(Graph &g, BodyFn fn) {
   }
 }
 
+/// tinygrad's realize() skips a SINK source it cannot store (no device, or a
+/// weak dtype), which would leave that output out of the schedule silently.
+Status checkRealizable(const UOp *sink) {
+  for (size_t i = 0; i < sink->numSrc(); ++i) {
+    const UOp *s = sink->src(i);
+    if (!rangeify::isVirtual(s)) continue;
+    Diagnostic d = Diagnostic::at(s, "SINK source " + std::to_string(i) + " cannot be realized: it has " +
+                                         (s->device().isNone() ? "no device (it is computed from constants only)"
+                                                               : "a weak dtype") +
+                                         ", so tinygrad's realize() would skip it");
+    d.notes.push_back("tinygrad's numpy() copies such a tensor to the CPU first: run the realize-outputs pass "
+                      "before the schedule (tgc run does)");
+    return d;
+  }
+  return Status::success();
+}
+
 Status callifyGraph(Graph &g) {
   int64_t slot = firstFreeBufferSlot(g.roots);
   bool any = false;
   for (size_t i = 0; i < g.roots.size(); ++i) {
     if (!isFunctionBody(g.roots[i])) continue;
+    if (Status st = checkRealizable(g.roots[i]); !st.ok()) return st;
     Result<CallifyResult> r = callify(g.roots[i], slot);
     if (!r) return r.error();
     g.roots[i] = r->call;
@@ -82,6 +102,8 @@ void addBodyPass(const char *name, const char *desc, BodyFn fn) {
 
 void registerSchedulePasses() {
   auto &r = PassRegistry::instance();
+  registerGradPass();
+  registerRealizeOutputsPass();
   r.add({"callify", "tensor graph -> CALL(SINK of effects over PARAMs, *buffers) and the buffer map",
          [] { return std::make_unique<FunctionPass>(callifyGraph); }});
   using namespace rangeify;

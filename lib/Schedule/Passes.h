@@ -6,7 +6,8 @@
 // writes, printed with --print-after), `linearize` (kernel graph -> LINEAR of
 // CALLs), `resolve-calls` (the LINEAR over the call's buffers), and the
 // pipeline aliases `kernel-graph` (the rangeify steps) and `schedule`
-// (callify, kernel-graph, linearize, access, resolve-calls).
+// (callify, kernel-graph, linearize, access, resolve-calls), and `grad` (Grad.h:
+// gradients added as outputs).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -13,6 +13,8 @@
 
 #include "Runtime/FileIO.h"
 
+#include "CorpusFiles.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,16 +25,13 @@ using namespace tgc;
 namespace fs = std::filesystem;
 
 TEST_CASE("corpus: every graph document reads, writes back byte for byte, and reads again") {
-  std::vector<fs::path> cases;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR))
-    if (e.is_directory()) cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
+  std::vector<fs::path> cases = testing::corpusCases();
   REQUIRE_FALSE(cases.empty());
 
   size_t docs = 0, nodes = 0, identical = 0, buffers = 0, bufferBytes = 0, textBytes = 0;
   std::chrono::duration<double> readTime{0};
   for (const fs::path &dir : cases) {
-    for (const char *name : {"graph.json", "call.json", "kernels.json", "linear.json"}) {
+    for (const char *name : testing::kCorpusDocuments) {
       fs::path file = dir / name;
       if (!fs::exists(file)) continue;
       CAPTURE(file.string());

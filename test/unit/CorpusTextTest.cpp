@@ -9,6 +9,8 @@
 #include "IR/JSON.h"
 #include "IR/TextFormat.h"
 
+#include "CorpusFiles.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,15 +20,12 @@ using namespace tgc;
 namespace fs = std::filesystem;
 
 TEST_CASE("corpus: every graph document survives JSON -> text -> JSON") {
-  std::vector<fs::path> cases;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR))
-    if (e.is_directory()) cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
+  std::vector<fs::path> cases = testing::corpusCases();
   REQUIRE_FALSE(cases.empty());
 
   size_t docs = 0, lines = 0;
   for (const fs::path &dir : cases) {
-    for (const char *name : {"graph.json", "call.json", "kernels.json", "linear.json"}) {
+    for (const char *name : testing::kCorpusDocuments) {
       fs::path file = dir / name;
       if (!fs::exists(file)) continue;
       CAPTURE(file.string());

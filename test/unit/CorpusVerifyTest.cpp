@@ -9,6 +9,8 @@
 #include "IR/JSON.h"
 #include "IR/Verifier.h"
 
+#include "CorpusFiles.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,14 +20,6 @@ using namespace tgc;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<fs::path> corpusCases() {
-  std::vector<fs::path> cases;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR))
-    if (e.is_directory()) cases.push_back(e.path());
-  std::sort(cases.begin(), cases.end());
-  return cases;
-}
 
 /// Every node the document defines: the roots' closure (arg references
 /// included) and the buffer nodes it lists besides.
@@ -41,7 +35,7 @@ std::vector<const UOp *> documentNodes(const Graph &g) {
 } // namespace
 
 TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
-  std::vector<fs::path> cases = corpusCases();
+  std::vector<fs::path> cases = testing::corpusCases();
   REQUIRE_FALSE(cases.empty());
   size_t compared = 0, shapeless = 0;
   for (const fs::path &dir : cases) {
@@ -76,8 +70,8 @@ TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
 
 TEST_CASE("corpus: every graph document verifies clean") {
   size_t docs = 0;
-  for (const fs::path &dir : corpusCases()) {
-    for (const char *name : {"graph.json", "call.json", "kernels.json", "linear.json"}) {
+  for (const fs::path &dir : testing::corpusCases()) {
+    for (const char *name : testing::kCorpusDocuments) {
       fs::path file = dir / name;
       if (!fs::exists(file)) continue;
       CAPTURE(file.string());

@@ -42,9 +42,10 @@ SyntheticOptions hazardous(size_t kernels, uint64_t seed) {
   return o;
 }
 
-std::string allText(const Diagnostic &d) {
+/// The verdict and the number of blocked kernels (the start of the first note).
+std::string verdict(const Diagnostic &d) {
   std::string s = d.message;
-  for (const auto &n : d.notes) s += "\n" + n;
+  if (!d.notes.empty()) s += ": " + d.notes[0].substr(0, d.notes[0].find(" kernels cannot be ordered"));
   return s;
 }
 
@@ -63,7 +64,7 @@ TEST_CASE("linearize differential: random kernel graphs schedule exactly as the 
       CHECK(*got == *want);
       ++scheduled;
     } else {
-      CHECK(allText(got.error()) == allText(want.error()));
+      CHECK(verdict(got.error()) == verdict(want.error()));
       cycles += got.error().message == "cycle detected in assign graph";
     }
   }

@@ -26,6 +26,15 @@ namespace {
 
 std::string caseDir(const std::string &name) { return std::string(TGC_CORPUS_DIR) + "/" + name; }
 
+/// The registered `schedule` pipeline is what the driver runs; register it once.
+void ensureSchedulePasses() {
+  static bool registered = [] {
+    registerSchedulePasses();
+    return true;
+  }();
+  (void)registered;
+}
+
 /// The corpus cases whose name starts with one of `prefixes`, sorted.
 std::vector<std::string> casesWith(std::initializer_list<const char *> prefixes) {
   std::vector<std::string> out;
@@ -143,11 +152,7 @@ void checkCallify(const std::string &name) {
 // linear.json (cases tinygrad's memory planner left alone: no arena views).
 void checkSchedule(const std::string &name) {
   CAPTURE(name);
-  static bool registered = [] {
-    registerSchedulePasses();
-    return true;
-  }();
-  (void)registered;
+  ensureSchedulePasses();
   Context ctx;
   Result<Graph> g = readGraphJSONFile(ctx, caseDir(name) + "/graph.json");
   Result<Graph> want = readGraphJSONFile(ctx, caseDir(name) + "/linear.json");
@@ -180,11 +185,7 @@ bool memoryPlanned(const std::string &name) {
 // A case tinygrad fails to schedule fails in tgc's pipeline with tinygrad's message.
 void checkScheduleError(const std::string &name) {
   CAPTURE(name);
-  static bool registered = [] {
-    registerSchedulePasses();
-    return true;
-  }();
-  (void)registered;
+  ensureSchedulePasses();
   Context ctx;
   Result<Graph> g = readGraphJSONFile(ctx, caseDir(name) + "/graph.json");
   REQUIRE(g.ok());

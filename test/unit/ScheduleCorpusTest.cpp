@@ -26,6 +26,8 @@
 #include "Schedule/Access.h"
 #include "Schedule/Linearize.h"
 
+#include "CorpusFiles.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -39,15 +41,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> corpusCases() {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR, ec))
-    if (fs::exists(e.path() / "kernels.json") && fs::exists(e.path() / "meta.json")) out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<int64_t> ints(const nlohmann::json &j) {
   std::vector<int64_t> v;
   for (const auto &x : j) v.push_back(x.get<int64_t>());
@@ -57,7 +50,7 @@ std::vector<int64_t> ints(const nlohmann::json &j) {
 } // namespace
 
 TEST_CASE("schedule corpus: access + linearize reproduce tinygrad's schedule[0] and its errors") {
-  std::vector<fs::path> cases = corpusCases();
+  std::vector<fs::path> cases = testing::corpusCases({"kernels.json", "meta.json"});
   REQUIRE_MESSAGE(!cases.empty(), "no corpus under " TGC_CORPUS_DIR);
   size_t scheduled = 0, rejected = 0, callsChecked = 0;
   for (const fs::path &dir : cases) {

@@ -59,6 +59,24 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
   return Status::success();
 }
 
+void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect) {
+  cmd->add_option("--grad", o.grad, "Differentiate this output (out<I>, default out0; a float scalar), see --wrt");
+  cmd->add_option("--wrt", o.wrt,
+                  "Nodes of the input graph to differentiate against, n<K> = node K (e.g. n12,n40): " + wrtEffect);
+}
+
+bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req) {
+  req.reset();
+  if (o.grad.empty() && o.wrt.empty()) return true;
+  Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
+  if (!r) {
+    std::cerr << "tgc " << command << ": error: " << r.error().message << "\n";
+    return false;
+  }
+  req = *r;
+  return true;
+}
+
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
   cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")
       // CLI11 would wrap -1 around to "no limit".

@@ -4,9 +4,11 @@
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/Limits.h"
+#include "Schedule/Grad.h"
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,20 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
+/// --grad/--wrt: gradients of an output added as extra outputs (docs/grad.md).
+struct GradOptions {
+  std::string grad, wrt;
+};
+/// Adds --grad and --wrt; `wrtEffect` says what the command does with the gradients.
+void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect);
+/// The request --grad/--wrt spell (nullopt if neither is given); a bad
+/// spelling is printed as "tgc <command>: error: ..." and gives false.
+bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
+
 void addOptCommand(CLI::App &app, int &exitCode);
+void addExplainScheduleCommand(CLI::App &app, int &exitCode);
+#if TGC_ENABLE_CODEGEN
+void addRunCommand(CLI::App &app, int &exitCode);
+#endif
 
 } // namespace tgc::driver

@@ -1,12 +1,15 @@
 //===- Opt.cpp - `tgc opt`: run passes, print IR (tgc's mlir-opt) ---------===//
 #include "Driver.h"
+#include "Inspect.h"
 
 #include "IR/JSON.h"
 #include "IR/Pass.h"
 #include "IR/TextFormat.h"
 #include "Runtime/FileIO.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +23,7 @@ struct OptOptions {
   std::string format = "auto";
   std::string root;
   std::string passes;
+  GradOptions grad; ///< --grad/--wrt: a request for the `grad` pass
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
   bool splitInputFile = false;
@@ -27,6 +31,7 @@ struct OptOptions {
   bool timePasses = false;
   bool listPasses = false;
   bool noShapes = false;
+  bool stats = false;
   ResourceLimits limits;
 };
 
@@ -42,6 +47,7 @@ std::string emitGraph(const Graph &g, const OptOptions &o) {
   std::string outDir;
   if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
   if (o.emit == "json") return writeGraphJSON(g, outDir);
+  if (o.emit == "dot") return emitDot(g);
   PrintOptions popts;
   popts.outputDir = outDir;
   popts.shapes = !o.noShapes;
@@ -64,6 +70,13 @@ int runOpt(const OptOptions &o) {
       std::cerr << "tgc opt: error: --print-after: " << known.error().message << "\n";
       return kUsage;
     }
+  }
+  std::optional<GradRequest> gradReq;
+  if (!gradRequest(o.grad, "opt", gradReq)) return kUsage;
+  if (gradReq) {
+    // the request is for the grad pass: run it first unless the pipeline places it
+    const PassInfo *grad = PassRegistry::instance().lookup("grad");
+    if (std::find(pipeline->begin(), pipeline->end(), grad) == pipeline->end()) pipeline->insert(pipeline->begin(), grad);
   }
   Result<std::string> text = readInput(o.input);
   if (!text) {
@@ -109,13 +122,17 @@ int runOpt(const OptOptions &o) {
     auto ctx = std::make_unique<Context>();
     Graph g;
     Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
+    if (st.ok() && gradReq) setGradRequest(g, *gradReq);
+    size_t inputNodes = 0;
+    if (st.ok() && o.stats) inputNodes = graphNodeCount(g);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
       failed = true;
       continue;
     }
-    if (i) out += "// -----\n";
+    if (o.stats) std::cerr << formatStats(g, inputNodes);
+    if (i) out += o.emit == "dot" ? "\n" : "// -----\n";
     out += emitGraph(g, o);
   }
   // Nothing is written when any input failed: no half-finished output file.
@@ -135,13 +152,16 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   CLI::App *cmd = app.add_subcommand("opt", "Read a graph, run passes over it, print the result (tgc's mlir-opt).");
   cmd->add_option("input", o->input, "Input graph: graph-format JSON or tgc text form ('-' = stdin)");
   cmd->add_option("-o,--output", o->output, "Output file ('-' = stdout); written only if every step succeeds");
-  cmd->add_option("--emit", o->emit, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--emit", o->emit,
+                  "Output form: text, json, or dot (Graphviz: the schedule of a LINEAR with RAW/WAR/WAW edges, "
+                  "else the kernel graph, else the tensor graph)")->check(CLI::IsMember({"text", "json", "dot"}))->capture_default_str();
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index), "
                                      "e.g. kernel_graph[0]");
   cmd->add_option("--passes", o->passes, "Comma-separated pass pipeline, e.g. verify,simplify");
+  addGradOptions(cmd, o->grad, "the grad pass adds their gradients as outputs (first, unless --passes places it)");
   cmd->add_option("--print-after", o->printAfter, "Print the graph (to stderr) after this pass; repeatable")
       ->delimiter(',');
   cmd->add_flag("--print-after-all", o->printAfterAll, "Print the graph after every pass");
@@ -150,13 +170,17 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--verify-each", o->verifyEach, "Run the verifier after every pass");
   cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
   cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
+  cmd->add_flag("--stats", o->stats,
+                "Print node, kernel and buffer counts and per-kernel estimated flops and bytes (to stderr)");
   cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
               "  tgc opt graph.json --emit=text\n"
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
               "  tgc opt kernels.json --root=kernel_graph[0] --print-after-all --passes=verify\n"
-              "  tgc opt tests.tgc --split-input-file --passes=verify");
+              "  tgc opt tests.tgc --split-input-file --passes=verify\n"
+              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule\n"
+              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot");
   cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
 }
 

@@ -1,0 +1,225 @@
+//===- Model.cpp - a tensor graph scheduled into a runnable model ---------===//
+//
+// buildModel: what tinygrad does when a program reads its tensors with
+// numpy() — realize them (Tensor.linear_with_vars: transform_to_call, the
+// kernel graph, create_schedule) into storage the caller can read densely —
+// as one LINEAR plus the names of the buffers that go in and come out.
+//
+// Outputs: realizeOutputs (Schedule/RealizeOutputs.h) keeps a SINK source
+// that callify stores whole into fresh storage, found afterwards through the
+// buffer map, and clones every other one into a fresh BUFFER first (tinygrad's
+// numpy() copy). If a kept source turns out not to be stored densely after all
+// (e.g. folded away), it is cloned on a second attempt.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/Model.h"
+
+#include "IR/BufferData.h"
+#include "IR/Pass.h"
+#include "Schedule/Access.h"
+#include "Schedule/Callify.h"
+#include "Schedule/Passes.h"
+#include "Schedule/RealizeOutputs.h"
+#include "Schedule/Sugar.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace tgc {
+using namespace rangeify;
+
+const ModelTensor *Model::find(std::string_view n) const {
+  for (const ModelTensor &t : tensors)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+
+std::string cIdentifier(std::string_view s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty()) return "model";
+  if (std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(out.begin(), '_');
+  return out;
+}
+
+namespace {
+
+const UOp *stripReshapes(const UOp *u) {
+  while (u->is(Op::RESHAPE)) u = u->src(0);
+  return u;
+}
+
+std::optional<int64_t> slotOf(const UOp *buf) {
+  const Value *slot = buf->arg().field("slot");
+  if (slot && slot->isInt()) return slot->getInt();
+  return std::nullopt;
+}
+
+int planIndex(const SchedulePlan &plan, const UOp *buf) {
+  int i = plan.indexOf(buf);
+  if (i < 0)
+    if (std::optional<int64_t> s = slotOf(buf)) i = plan.indexOfSlot(*s);
+  return i;
+}
+
+/// Graph node id of a BUFFER: its JSON node id, or for the text form its
+/// definition index (the %N of a text printed from graph.json).
+int64_t nodeIdOf(const Context &ctx, const UOp *u, uint32_t firstTextId) {
+  const Location *l = ctx.location(u);
+  if (l && l->nodeId >= 0) return l->nodeId;
+  return int64_t(u->id()) - int64_t(firstTextId);
+}
+
+struct Attempt {
+  const UOp *linear = nullptr;
+  SchedulePlan plan;
+  std::vector<int> outputBuffer; ///< per SINK source: plan buffer, -1 if not bound
+  std::vector<std::string> why;  ///< per unbound source: what its storage is
+};
+
+/// Schedules `sinkIn` with its sources realized densely (realizeOutputs, which
+/// clones those in `force` too) and binds each source to its plan buffer.
+Result<Attempt> schedule(const Graph &g, const UOp *sinkIn, const std::set<size_t> &force, const ModelOptions &opts) {
+  Attempt a;
+  Result<RealizedOutputs> realized = realizeOutputs(sinkIn, opts.defaultDevice, firstFreeBufferSlot(g.roots), force);
+  if (!realized) return realized.error();
+  const std::vector<const UOp *> &cloned = realized->clones;
+  Graph work;
+  work.roots = {realized->sink};
+  work.rootNames = {"sink"};
+  work.buffers = g.buffers;
+  work.path = g.path;
+  work.baseDir = g.baseDir;
+  if (!PassRegistry::instance().lookup("schedule")) registerSchedulePasses();
+  Result<std::vector<const PassInfo *>> pipeline = parsePipeline("schedule");
+  if (!pipeline) return pipeline.error();
+  if (Status st = runPipeline(work, *pipeline, {}); !st.ok()) return st.error();
+  if (work.roots.size() != 1 || !work.roots[0]->is(Op::LINEAR))
+    return Diagnostic({g.path, 0, 0, -1}, "the schedule pipeline did not produce one LINEAR");
+  a.linear = work.roots[0];
+  Result<SchedulePlan> plan = planLinear(a.linear);
+  if (!plan) return plan.error();
+  a.plan = std::move(*plan);
+
+  std::map<const UOp *, const UOp *> storage(work.bufferMap.begin(), work.bufferMap.end());
+  a.outputBuffer.assign(cloned.size(), -1);
+  a.why.assign(cloned.size(), "");
+  for (size_t i = 0; i < cloned.size(); ++i) {
+    const UOp *s = sinkIn->src(i), *buf = cloned[i];
+    if (!buf) {
+      auto it = storage.find(stripReshapes(s));
+      const UOp *view = it == storage.end() ? nullptr : stripReshapes(it->second);
+      if (!view) {
+        a.why[i] = "it is not realized";
+        continue;
+      }
+      if (!view->is(Op::BUFFER) || !view->shape() || view->shape()->size() != 1 ||
+          !(*view->shape())[0].isStatic() || (*view->shape())[0].value != prod(shapeOf(s))) {
+        a.why[i] = "it is stored as a view (" + view->str() + ")";
+        continue;
+      }
+      buf = view;
+    }
+    a.outputBuffer[i] = planIndex(a.plan, buf);
+    if (a.outputBuffer[i] < 0) a.why[i] = "no kernel writes its buffer";
+  }
+  return a;
+}
+
+Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
+  Location where{g.path, 0, 0, -1};
+  if (g.roots.size() != 1)
+    return Diagnostic(where, "a model is one tensor graph: expected one root, found " + std::to_string(g.roots.size()) +
+                                 " (pick one with --root)");
+  const UOp *sink = g.roots[0];
+  if (!sink->is(Op::SINK) || sink->arg().isObj("KernelInfo"))
+    return Diagnostic::at(sink, "a model is a tensor graph: its root must be a SINK of the tensors to realize, not " +
+                                    std::string(opName(sink->op())));
+
+  Result<Attempt> attempt = schedule(g, sink, {}, opts);
+  if (!attempt) return attempt.error();
+  // A kept source the schedule did not store densely after all is cloned on a second attempt.
+  std::set<size_t> retry;
+  for (size_t i = 0; i < sink->numSrc(); ++i)
+    if (attempt->outputBuffer[i] < 0 && prod(shapeOf(sink->src(i))) != 0) retry.insert(i);
+  if (!retry.empty()) {
+    attempt = schedule(g, sink, retry, opts);
+    if (!attempt) return attempt.error();
+  }
+
+  Model m;
+  m.name = cIdentifier(opts.name.empty() ? std::filesystem::path(g.path).stem().string() : opts.name);
+  m.linear = attempt->linear;
+  m.plan = std::move(attempt->plan);
+
+  // Which plan buffers some CALL writes.
+  std::vector<bool> written(m.plan.buffers.size(), false);
+  for (const ScheduleCall &c : m.plan.calls) {
+    if (c.kind == ScheduleCall::Kind::Copy) {
+      if (!c.args.empty()) written[size_t(c.args[0].buffer)] = true;
+      continue;
+    }
+    for (int64_t slot : sched::computeSinkAccess(m.plan.kernels[size_t(c.kernel)].sink).outs)
+      if (slot >= 0 && size_t(slot) < c.args.size()) written[size_t(c.args[size_t(slot)].buffer)] = true;
+  }
+
+  // Inputs and in-outs: the graph's own BUFFERs the schedule uses, by node id.
+  std::vector<const UOp *> nodes = toposort(g.roots);
+  uint32_t firstTextId = UINT32_MAX;
+  for (const UOp *u : nodes)
+    if (const Location *l = ctx.location(u); l && l->nodeId < 0 && l->line) firstTextId = std::min(firstTextId, u->id());
+  std::map<int64_t, ModelTensor> bound;
+  for (const UOp *u : nodes) {
+    if (!u->is(Op::BUFFER)) continue;
+    int i = planIndex(m.plan, u);
+    if (i < 0) continue;
+    ModelTensor t;
+    int64_t k = nodeIdOf(ctx, u, firstTextId == UINT32_MAX ? 0 : firstTextId);
+    t.role = written[size_t(i)] ? ModelTensor::Role::InOut : ModelTensor::Role::Input;
+    t.name = "n" + std::to_string(k);
+    t.dtype = m.plan.buffers[size_t(i)].dtype;
+    t.shape = {m.plan.buffers[size_t(i)].numel};
+    t.buffer = i;
+    t.bytes = int64_t(m.plan.buffers[size_t(i)].bytes());
+    // A BUFFER the document does not list as allocated is fresh storage (tinygrad's Tensor.empty): an
+    // assign target starts zeroed, but something must provide what the model only reads.
+    t.needsData = t.role == ModelTensor::Role::Input;
+    for (const BufferFile &bf : g.buffers) {
+      if (bf.node != u) continue;
+      if (!bf.file.empty()) t.dataFile = bufferFilePath(g, bf);
+      t.needsData = bf.allocated || !bf.file.empty();
+    }
+    bound.emplace(k, std::move(t));
+  }
+  for (auto &[k, t] : bound) m.tensors.push_back(std::move(t));
+
+  // Outputs, in SINK order.
+  for (size_t i = 0; i < sink->numSrc(); ++i) {
+    const UOp *s = sink->src(i);
+    ModelTensor t;
+    t.role = ModelTensor::Role::Output;
+    t.name = "out" + std::to_string(i);
+    t.dtype = strongDType(s->dtype());
+    t.shape = shapeOf(s);
+    t.bytes = prod(t.shape) * t.dtype.itemsize();
+    t.buffer = attempt->outputBuffer[i];
+    if (t.buffer < 0 && t.bytes != 0)
+      return Diagnostic::at(s, "output " + std::to_string(i) + " cannot be bound to a buffer: " + attempt->why[i]);
+    m.tensors.push_back(std::move(t));
+  }
+  return m;
+}
+
+} // namespace
+
+Result<Model> buildModel(Context &ctx, const Graph &g, const ModelOptions &opts) {
+  try {
+    return build(ctx, g, opts);
+  } catch (const ScheduleError &e) { // a symbolic shape, storage for a weak dtype
+    return e.diag;
+  }
+}
+
+} // namespace tgc

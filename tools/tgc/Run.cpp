@@ -1,0 +1,276 @@
+//===- Run.cpp - `tgc run`: schedule, JIT-compile and run a tensor graph --===//
+//
+// The whole compiler in one command: buildModel (schedule pipeline + plan),
+// compileLinear (ORC JIT), the inputs loaded from .npy files (the data files
+// the graph names, or --input overrides), one run, and every output and
+// changed input buffer written as .npy. With --repeat, the compiled schedule
+// is timed (execution only). With --grad/--wrt, the `grad` pass first adds
+// gradients as outputs (Schedule/Grad.h). Built only with TGC_ENABLE_CODEGEN.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+#include "Inspect.h"
+
+#include "Codegen/Model.h"
+#include "IR/BufferData.h"
+#include "Runtime/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace tgc::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  std::string input;
+  std::vector<std::string> inputs; ///< NAME=FILE.npy
+  std::string outputDir;
+  std::string format = "auto";
+  std::string root;
+  int repeat = 0;
+  GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  bool stats = false;
+  ResourceLimits limits;
+};
+
+int fail(const std::string &message) {
+  std::cerr << "tgc run: error: " << message << "\n";
+  return kFailure;
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string describe(const ModelTensor &t) { return t.name + " (" + std::string(t.dtype.name()) + shapeText(t.shape) + ")"; }
+
+/// Reads `file` as the contents of `t`, checking dtype, element count and size.
+bool loadTensor(const ModelTensor &t, const std::string &file, std::vector<uint8_t> &out, std::string &error) {
+  rt::NpyArray a;
+  if (!rt::readNpy(file, a, error)) return false;
+  std::string descr = npyDescrFor(t.dtype);
+  bool sameType = a.descr == descr || (descr.size() > 1 && descr[0] == '|' && a.descr == "<" + descr.substr(1));
+  if (!sameType) {
+    error = "input " + describe(t) + ": " + file + " holds '" + a.descr + "' elements, the model needs '" + descr + "'";
+    return false;
+  }
+  int64_t want = 1;
+  for (int64_t d : t.shape) want *= d;
+  if (a.numel() != uint64_t(want) || a.data.size() != size_t(t.bytes)) {
+    std::vector<int64_t> got(a.shape.begin(), a.shape.end());
+    error = "input " + describe(t) + ": " + file + " has shape " + shapeText(got) + " (" + std::to_string(a.numel()) +
+            " elements), the model needs " + std::to_string(want) + " elements";
+    return false;
+  }
+  out = std::move(a.data);
+  return true;
+}
+
+int runModel(const RunOptions &o) {
+  // --input NAME=FILE, checked before any work.
+  std::map<std::string, std::string> overrides;
+  for (const std::string &spec : o.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      std::cerr << "tgc run: error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
+      return kUsage;
+    }
+    if (!overrides.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
+      std::cerr << "tgc run: error: --input " << spec.substr(0, eq) << " is given twice\n";
+      return kUsage;
+    }
+  }
+
+  std::optional<GradRequest> gradReq;
+  if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
+
+  Result<std::string> text = readInput(o.input);
+  if (!text) {
+    report(text.error());
+    return kFailure;
+  }
+  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  auto ctx = std::make_unique<Context>();
+  Graph g;
+  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
+    report(st.error());
+    return kFailure;
+  }
+  // the gradients become outputs out<I>; each is also written as grad_n<K>.npy
+  std::map<std::string, int64_t> gradOutputs;
+  if (gradReq) {
+    Result<std::vector<size_t>> outs = addGradients(g, *gradReq);
+    if (!outs) {
+      report(outs.error());
+      return kFailure;
+    }
+    for (size_t i = 0; i < outs->size(); ++i) gradOutputs["out" + std::to_string((*outs)[i])] = gradReq->wrt[i];
+  }
+  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
+  Result<Model> model = buildModel(*ctx, g);
+  if (!model) {
+    report(model.error());
+    return kFailure;
+  }
+  if (o.stats) {
+    Graph scheduled;
+    scheduled.roots = {model->linear};
+    scheduled.rootNames = {"linear"};
+    std::cerr << formatStats(scheduled, inputNodes);
+  }
+
+  // Every input's data, before compiling: a missing or wrong file fails fast.
+  for (const auto &[name, file] : overrides) {
+    const ModelTensor *t = model->find(name);
+    if (!t || t->role == ModelTensor::Role::Output) {
+      std::string known;
+      for (const ModelTensor &m : model->tensors)
+        if (m.role != ModelTensor::Role::Output) known += (known.empty() ? "" : ", ") + m.name;
+      return fail("--input " + name + ": the model has no input of that name (inputs: " +
+                  (known.empty() ? "none" : known) + ")");
+    }
+  }
+  std::vector<std::pair<const ModelTensor *, std::vector<uint8_t>>> data;
+  for (const ModelTensor &t : model->tensors) {
+    if (t.role == ModelTensor::Role::Output) continue;
+    auto it = overrides.find(t.name);
+    std::string file = it != overrides.end() ? it->second : t.dataFile;
+    if (file.empty()) {
+      if (!t.needsData) continue; // an unallocated buffer the model assigns: starts zeroed
+      return fail("input " + describe(t) + " has no data file in the graph; give one with --input " + t.name +
+                  "=FILE.npy");
+    }
+    std::vector<uint8_t> bytes;
+    std::string error;
+    if (!loadTensor(t, file, bytes, error)) return fail(error);
+    data.emplace_back(&t, std::move(bytes));
+  }
+
+  Result<std::unique_ptr<CompiledSchedule>> compiled = compileLinear(model->linear);
+  if (!compiled) {
+    report(compiled.error());
+    return kFailure;
+  }
+  const CompiledSchedule &cs = **compiled;
+  Result<HostBuffers> buffers = HostBuffers::allocate(cs.plan());
+  if (!buffers) {
+    report(buffers.error());
+    return kFailure;
+  }
+  auto loadInputs = [&] {
+    for (const auto &[t, bytes] : data)
+      std::memcpy(static_cast<uint8_t *>(buffers->data(size_t(t->buffer))) + t->byteOffset, bytes.data(), bytes.size());
+  };
+
+  // With --repeat: one warm-up run, then N timed runs. The inputs are loaded
+  // again before each (untimed), so assigns see the same data every time and
+  // the files written hold the result of one run on the given inputs.
+  std::vector<double> ms;
+  for (int i = 0; i < (o.repeat > 0 ? o.repeat + 1 : 1); ++i) {
+    loadInputs();
+    auto t0 = std::chrono::steady_clock::now();
+    if (Status st = cs.run(buffers->pointers()); !st.ok()) {
+      report(st.error());
+      return kFailure;
+    }
+    if (i > 0 || o.repeat == 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+  // Encode everything first; each file is then written atomically.
+  struct File {
+    std::string name;
+    rt::NpyArray array;
+    const ModelTensor *tensor;
+  };
+  std::vector<File> files;
+  for (const ModelTensor &t : model->tensors) {
+    if (t.role == ModelTensor::Role::Input) continue;
+    rt::NpyArray a;
+    a.descr = npyDescrFor(t.dtype);
+    a.shape.assign(t.shape.begin(), t.shape.end());
+    if (t.bytes) {
+      const uint8_t *p = static_cast<const uint8_t *>(buffers->data(size_t(t.buffer))) + t.byteOffset;
+      a.data.assign(p, p + t.bytes);
+    }
+    if (auto gi = gradOutputs.find(t.name); gi != gradOutputs.end() && t.role == ModelTensor::Role::Output)
+      files.push_back({"grad_n" + std::to_string(gi->second) + ".npy", a, &t});
+    files.push_back({t.role == ModelTensor::Role::Output ? t.name + ".npy" : t.name + ".after.npy", std::move(a), &t});
+  }
+  std::error_code ec;
+  fs::create_directories(o.outputDir, ec);
+  if (ec) return fail("cannot create the output directory " + o.outputDir + ": " + ec.message());
+  for (const File &f : files) {
+    std::string path = (fs::path(o.outputDir) / f.name).string(), error;
+    if (!rt::writeNpy(path, f.array, error)) return fail(error);
+    std::cout << "wrote " << path << " " << f.tensor->dtype.name() << shapeText(f.tensor->shape) << "\n";
+  }
+
+  if (o.repeat > 0) {
+    for (size_t i = 0; i < ms.size(); ++i) std::printf("run %zu: %.3f ms\n", i + 1, ms[i]);
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    double mean = 0;
+    for (double v : ms) mean += v / double(n);
+    std::printf("runs=%zu min_ms=%.3f mean_ms=%.3f max_ms=%.3f compile_s=%.2f\n", n, sorted.front(), mean, sorted.back(),
+                cs.compileSeconds());
+    std::printf("median_ms=%.4f\n", median);
+  }
+  std::fflush(stdout);
+  return kSuccess;
+}
+
+} // namespace
+
+void addRunCommand(CLI::App &app, int &exitCode) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App *cmd = app.add_subcommand("run", "Schedule a tensor graph, compile it (JIT) and run it on .npy inputs.");
+  cmd->add_option("input", o->input, "Tensor graph: graph-format JSON or tgc text form ('-' = stdin)")->required();
+  cmd->add_option("--input", o->inputs,
+                  "NAME=FILE.npy: data for input NAME (n<K>, K = the BUFFER's node id) instead of the file the "
+                  "graph names; repeatable");
+  cmd->add_option("--output-dir", o->outputDir,
+                  "Folder for out<I>.npy (source I of the root SINK) and n<K>.after.npy (input buffers the "
+                  "model changes); created if missing")
+      ->required();
+  cmd->add_option("--repeat", o->repeat,
+                  "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
+                  "is median_ms=<float>")
+      ->check(CLI::NonNegativeNumber);
+  addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
+  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+  cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
+  addLimitOptions(cmd, o->limits);
+  cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
+              "their data comes from the files in the graph's `buffers` (relative to the graph's folder) unless\n"
+              "--input replaces it. Every .npy must have the buffer's dtype and element count.\n"
+              "Written to --output-dir: out<I>.npy for source I of the root SINK (dense, C order, whatever view\n"
+              "of storage the SINK holds), and n<K>.after.npy for each input the model changes (an assign\n"
+              "target). Nothing is written unless the run succeeds.\n"
+              "With --grad/--wrt the gradients are outputs too (after the SINK's own), each also written as\n"
+              "grad_n<K>.npy: one compiled training step (docs/grad.md).\n"
+              "Exit codes: 0 success, 1 bad graph, input file or failed run, 2 bad command line.\n\n"
+              "Examples:\n"
+              "  tgc run examples/mlp.tgc --output-dir build/mlp-out\n"
+              "  tgc run case/graph.json --output-dir out/\n"
+              "  tgc run case/graph.json --input n2=x.npy --output-dir out/\n"
+              "  tgc run case/graph.json --output-dir out/ --repeat 20 | tail -1     # median_ms=...\n"
+              "  tgc run case/graph.json --grad=out0 --wrt=n15,n23 --output-dir out/  # + grad_n15.npy, grad_n23.npy");
+  cmd->callback([o, &exitCode] { exitCode = runModel(*o); });
+}
+
+} // namespace tgc::driver
