@@ -2,6 +2,7 @@
 #include "Runtime/Launcher.h"
 #include "Runtime/FileIO.h"
 #include "Runtime/Npy.h"
+#include "Runtime/Parallel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -60,11 +61,12 @@ Storage allocate(int64_t bytes) {
 int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
-               "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--list]\n"
+               "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--threads N] [--list]\n"
                "  --input NAME=FILE  data for input/in-out NAME (default: zeros); dtype and shape checked against\n"
                "                    the model (a flat tensor takes any shape with its element count)\n"
                "  --output-dir DIR   write outputs as DIR/<name>.npy, in-outs as DIR/<name>.after.npy\n"
                "  --repeat N         a warm-up, then N timed runs (in-outs restored each time); last line median_ms=<float>\n"
+               "  --threads N        threads for the kernels' parallel loops (default: the core count)\n"
                "  --list             print the model's tensors and exit\n",
                argv0);
   return kUsage;
@@ -139,6 +141,12 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
         return usage(argv0, ("input '" + value.substr(0, eq) + "' given twice").c_str());
     } else if (takeValue("--output-dir")) {
       outDir = value;
+    } else if (takeValue("--threads")) {
+      char *end = nullptr;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1 || n > 1024)
+        return usage(argv0, ("--threads expects a count from 1 to 1024, got '" + value + "'").c_str());
+      tgc_set_num_threads(int(n));
     } else if (takeValue("--repeat")) {
       char *end = nullptr;
       repeat = std::strtol(value.c_str(), &end, 10);

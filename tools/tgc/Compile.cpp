@@ -40,6 +40,7 @@ struct CompileOptions {
   std::string format = "auto";
   std::string root;
   std::string weights = "pass";
+  KernelFlags kernel;
   unsigned optLevel = 3;
   bool stats = false;
   ResourceLimits limits;
@@ -185,6 +186,8 @@ int runCompile(const CompileOptions &o) {
   copts.target.triple = o.target;
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
+  copts.kernel.strictFP = o.kernel.strictFP;
+  copts.kernel.threads = o.kernel.threads != 1;
   copts.emitObject = emit.count("obj") || emit.count("exe");
   copts.keepMLIR = emit.count("mlir");
   copts.keepLLVMIR = emit.count("llvm");
@@ -265,6 +268,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--target", o->target, "Target triple, e.g. aarch64-linux-gnu (default: the host)");
   cmd->add_option("--cpu", o->cpu, "Target CPU, e.g. x86-64-v3, neoverse-v1, host (default: host; generic when "
                                    "cross compiling)");
+  addKernelFlags(cmd, o->kernel,
+                 "1 = serial kernels (no calls into the runtime's thread pool); otherwise big kernels run their "
+                 "outer loop on the pool, sized at run time (default: the core count; the launcher's --threads)");
   cmd->add_option("-O", o->optLevel, "Optimization level 0-3")->check(CLI::Range(0u, 3u))->capture_default_str();
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))

@@ -95,6 +95,13 @@ Status loadDocument(Context &ctx, const std::string &path, const std::string &fo
   return parseDocument(ctx, path, fmt, {*text, 0}, rootSel, g, limits);
 }
 
+void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning) {
+  cmd->add_option("--threads", f.threads, threadsMeaning)->check(CLI::Range(0, 1024))->capture_default_str();
+  cmd->add_flag("--strict-fp", f.strictFP,
+                "Keep tinygrad's serial order in float reductions (no reassociation: no vector or multi-accumulator "
+                "reductions, bit-for-bit tinygrad's rounding order)");
+}
+
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
   cmd->add_option("--max-nodes", limits.maxNodes, "Refuse a graph with more nodes than this")
       // CLI11 would wrap -1 around to "no limit".

@@ -61,6 +61,13 @@ void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect)
 /// spelling is printed as "tgc <command>: error: ..." and gives false.
 bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
 
+/// --threads and --strict-fp, shared by run and compile.
+struct KernelFlags {
+  int threads = 0;       ///< 0 = the core count; 1 = serial code
+  bool strictFP = false; ///< keep tinygrad's order in float reductions
+};
+void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning);
+
 void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN

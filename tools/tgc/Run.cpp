@@ -14,6 +14,7 @@
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
 #include "Runtime/Npy.h"
+#include "Runtime/Parallel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +39,7 @@ struct RunOptions {
   int repeat = 0;
   GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
+  KernelFlags kernel;
   ResourceLimits limits;
 };
 
@@ -150,7 +152,11 @@ int runModel(const RunOptions &o) {
     data.emplace_back(&t, std::move(bytes));
   }
 
-  Result<std::unique_ptr<CompiledSchedule>> compiled = compileLinear(model->linear);
+  CodegenOptions copts;
+  copts.kernel.strictFP = o.kernel.strictFP;
+  copts.kernel.threads = o.kernel.threads != 1;
+  if (o.kernel.threads > 0) tgc_set_num_threads(o.kernel.threads);
+  Result<std::unique_ptr<CompiledSchedule>> compiled = compileLinear(model->linear, copts);
   if (!compiled) {
     report(compiled.error());
     return kFailure;
@@ -245,6 +251,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
   addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  addKernelFlags(cmd, o->kernel, "Threads for the kernels' parallel loops (0 = the core count, 1 = serial code)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
