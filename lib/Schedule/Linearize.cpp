@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -53,6 +54,8 @@ class Scheduler {
 public:
   explicit Scheduler(const UOp *root) : root_(root) {}
   Result<const UOp *> run();
+  /// After run(): why each kernel of the LINEAR sits where it does.
+  std::vector<ScheduleStep> trace();
 
 private:
   using Id = uint32_t; // a node of the ordering graph: kernel k is k, the ancestry node of graph node p is n + p
@@ -76,7 +79,7 @@ private:
   std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
                                         const std::vector<bool> &done) const;
   Diagnostic cycleError(const std::vector<bool> &done);
-  std::string explainEdge(size_t before, size_t after);
+  std::pair<ScheduleStep::Reason, std::string> explainEdge(size_t before, size_t after);
   const UOp *emitCall(size_t k);
 
   const UOp *root_;
@@ -90,6 +93,9 @@ private:
   std::vector<CallAccess> access_;
   CallAccessCache accessCache_;
   BufUopCache storage_;
+  std::vector<size_t> order_;                       // kernels in LINEAR order
+  std::vector<int64_t> releasedBy_;                 // per kernel: the kernel whose completion released it, or -1
+  std::vector<size_t> releasedAt_, ranAt_;          // per kernel: the step it became ready / ran at
 };
 
 /// deps[k] |= anc(dep) - {k} where k is in anc(dep): everything dep's ancestry
@@ -189,13 +195,14 @@ std::string Scheduler::kernelName(size_t k) const {
 }
 
 /// Why kernel `after` must run after kernel `before` (one edge of deps).
-std::string Scheduler::explainEdge(size_t before, size_t after) {
+std::pair<ScheduleStep::Reason, std::string> Scheduler::explainEdge(size_t before, size_t after) {
+  using R = ScheduleStep::Reason;
   std::string b = kernelName(before), a = kernelName(after);
   for (size_t i = argStateBegin_[after]; i < argStateBegin_[after + 1]; ++i) {
     const auto &[arg, st] = argStates_[i];
     if (inAncestry(st, before))
-      return a + " runs after " + b + ": its argument " + std::to_string(arg) + ", " + storageName(st) +
-             ", depends on " + b;
+      return {R::Data, a + " runs after " + b + ": its argument " + std::to_string(arg) + ", " + storageName(st) +
+                           ", depends on " + b};
   }
   for (const UOp *u : afters_) {
     bool orders = false;
@@ -203,8 +210,8 @@ std::string Scheduler::explainEdge(size_t before, size_t after) {
     if (!orders) continue;
     for (size_t i = 1; i < u->numSrc(); ++i)
       if (u->src(i)->is(Op::AFTER) && inAncestry(u->src(i), before))
-        return a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) + ", which depends on " +
-               b;
+        return {R::After, a + " runs after " + b + ": an AFTER orders it after " + storageName(u->src(i)) +
+                              ", which depends on " + b};
   }
   // Otherwise a write-after-read edge: `after` writes storage that `before` reads.
   const UOp *call = callOf(before);
@@ -218,12 +225,13 @@ std::string Scheduler::explainEdge(size_t before, size_t after) {
         if (!ws) continue;
         for (const UOp *wst : *ws)
           if (storage_(wst) == buf && !inAncestry(st, after))
-            return a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b + " reads as " +
-                   storageName(st) + " (argument " + std::to_string(slot) + ") from before that write";
+            return {R::WriteAfterRead, a + " runs after " + b + ": it writes " + storageName(buf) + ", which " + b +
+                                           " reads as " + storageName(st) + " (argument " + std::to_string(slot) +
+                                           ") from before that write"};
       }
     }
   }
-  return a + " runs after " + b;
+  return {R::Data, a + " runs after " + b};
 }
 
 /// The lowest-numbered kernel in deps[k] that did not run: kernel parents of k
@@ -274,7 +282,7 @@ Diagnostic Scheduler::cycleError(const std::vector<bool> &done) {
   d.notes.push_back(std::to_string(blocked) +
                     " kernels cannot be ordered; in this cycle each must run before the next: " + names +
                     kernelName(cycle[0]));
-  for (size_t i = 0; i < cycle.size(); ++i) d.notes.push_back(explainEdge(cycle[i], cycle[(i + 1) % cycle.size()]));
+  for (size_t i = 0; i < cycle.size(); ++i) d.notes.push_back(explainEdge(cycle[i], cycle[(i + 1) % cycle.size()]).second);
   return d;
 }
 
@@ -378,6 +386,11 @@ Result<const UOp *> Scheduler::run() {
   }
   std::vector<bool> done(total, false);
   std::vector<Id> released, cascade;
+  releasedBy_.assign(n, -1);
+  releasedAt_.assign(n, 0);
+  ranAt_.assign(n, 0);
+  int64_t running = -1; // the kernel whose completion is cascading
+  size_t step = 0;      // how many kernels ran
   auto complete = [&](Id x) {
     cascade.assign(1, x);
     while (!cascade.empty()) {
@@ -387,10 +400,13 @@ Result<const UOp *> Scheduler::run() {
       for (uint32_t c = childBegin[y]; c < childBegin[y + 1]; ++c) {
         Id z = children[c];
         if (--inDegree[z] != 0) continue;
-        if (z < n)
+        if (z < n) {
           released.push_back(z);
-        else
+          releasedBy_[z] = running;
+          releasedAt_[z] = step;
+        } else {
           cascade.push_back(z);
+        }
       }
     }
   };
@@ -413,10 +429,31 @@ Result<const UOp *> Scheduler::run() {
     Id k = queue.front();
     queue.pop_front();
     calls.push_back(emitCall(k));
+    order_.push_back(k);
+    ranAt_[k] = step++;
+    running = int64_t(k);
     complete(k);
   }
   if (calls.size() != n) return cycleError(done);
   return root_->context().get(Op::LINEAR, dtypes::Void, std::move(calls));
+}
+
+std::vector<ScheduleStep> Scheduler::trace() {
+  std::vector<ScheduleStep> steps;
+  for (size_t k : order_) {
+    ScheduleStep s;
+    s.kernel = k;
+    s.name = kernelName(k);
+    if (releasedBy_[k] >= 0) {
+      s.waitedFor = int64_t(ranAt_[size_t(releasedBy_[k])]);
+      std::tie(s.reason, s.why) = explainEdge(size_t(releasedBy_[k]), k);
+    } else {
+      s.why = "it depends on no other kernel";
+    }
+    s.queuedBehind = ranAt_[k] - releasedAt_[k];
+    steps.push_back(std::move(s));
+  }
+  return steps;
 }
 
 } // namespace
@@ -453,6 +490,13 @@ const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs) {
 }
 
 Result<const UOp *> linearize(const UOp *kernelGraph) { return Scheduler(kernelGraph).run(); }
+
+Result<LinearizeTrace> linearizeTraced(const UOp *kernelGraph) {
+  Scheduler s(kernelGraph);
+  Result<const UOp *> linear = s.run();
+  if (!linear) return linear.error();
+  return LinearizeTrace{*linear, s.trace()};
+}
 
 Status LinearizePass::run(Graph &g) {
   for (const UOp *&root : g.roots) {

@@ -14,6 +14,7 @@
 #include "IR/Pass.h"
 #include "IR/UOp.h"
 
+#include <string>
 #include <vector>
 
 namespace tgc::sched {
@@ -31,6 +32,28 @@ Result<const UOp *> linearize(const UOp *kernelGraph);
 /// the same storage twice, a PARAM takes the first slot holding that storage
 /// where an otherwise identical PARAM sits there already.
 const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs);
+
+/// Why linearize placed a kernel where it did (for `tgc explain-schedule`).
+struct ScheduleStep {
+  enum class Reason {
+    Ready,          ///< no kernel had to run first
+    Data,           ///< an argument state it takes depends on the kernel it waited for (read after write)
+    After,          ///< an AFTER orders it after that kernel
+    WriteAfterRead, ///< it overwrites storage that kernel reads
+  };
+  size_t kernel = 0;           ///< its index among the kernel graph's kernels
+  std::string name;            ///< "kernel 3 'name'"
+  int64_t waitedFor = -1;      ///< LINEAR position of the kernel whose completion made it ready (-1: none)
+  Reason reason = Reason::Ready;
+  std::string why;             ///< the dependency in words
+  size_t queuedBehind = 0;     ///< kernels ready before it that ran first (ties go by kernel order)
+};
+struct LinearizeTrace {
+  const UOp *linear = nullptr;
+  std::vector<ScheduleStep> steps; ///< one per CALL of `linear`, in order
+};
+/// linearize, also saying for each kernel which dependency set its position.
+Result<LinearizeTrace> linearizeTraced(const UOp *kernelGraph);
 
 /// The `linearize` pass: replaces every root that is not already a LINEAR by
 /// its schedule.

@@ -53,6 +53,7 @@ void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect)
 bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
 
 void addOptCommand(CLI::App &app, int &exitCode);
+void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
 #endif

@@ -1,5 +1,6 @@
 //===- Opt.cpp - `tgc opt`: run passes, print IR (tgc's mlir-opt) ---------===//
 #include "Driver.h"
+#include "Inspect.h"
 
 #include "IR/JSON.h"
 #include "IR/Pass.h"
@@ -30,6 +31,7 @@ struct OptOptions {
   bool timePasses = false;
   bool listPasses = false;
   bool noShapes = false;
+  bool stats = false;
   ResourceLimits limits;
 };
 
@@ -45,6 +47,7 @@ std::string emitGraph(const Graph &g, const OptOptions &o) {
   std::string outDir;
   if (o.output != "-") outDir = std::filesystem::absolute(o.output).parent_path().string();
   if (o.emit == "json") return writeGraphJSON(g, outDir);
+  if (o.emit == "dot") return emitDot(g);
   PrintOptions popts;
   popts.outputDir = outDir;
   popts.shapes = !o.noShapes;
@@ -120,13 +123,16 @@ int runOpt(const OptOptions &o) {
     Graph g;
     Status st = parseDocument(*ctx, o.input, fmt, chunks[i], o.root, g, o.limits);
     if (st.ok() && gradReq) setGradRequest(g, *gradReq);
+    size_t inputNodes = 0;
+    if (st.ok() && o.stats) inputNodes = graphNodeCount(g);
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
       failed = true;
       continue;
     }
-    if (i) out += "// -----\n";
+    if (o.stats) std::cerr << formatStats(g, inputNodes);
+    if (i) out += o.emit == "dot" ? "\n" : "// -----\n";
     out += emitGraph(g, o);
   }
   // Nothing is written when any input failed: no half-finished output file.
@@ -146,7 +152,9 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   CLI::App *cmd = app.add_subcommand("opt", "Read a graph, run passes over it, print the result (tgc's mlir-opt).");
   cmd->add_option("input", o->input, "Input graph: graph-format JSON or tgc text form ('-' = stdin)");
   cmd->add_option("-o,--output", o->output, "Output file ('-' = stdout); written only if every step succeeds");
-  cmd->add_option("--emit", o->emit, "Output form")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--emit", o->emit,
+                  "Output form: text, json, or dot (Graphviz: the schedule of a LINEAR with RAW/WAR/WAW edges, "
+                  "else the kernel graph, else the tensor graph)")->check(CLI::IsMember({"text", "json", "dot"}))->capture_default_str();
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
@@ -162,6 +170,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--verify-each", o->verifyEach, "Run the verifier after every pass");
   cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
   cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
+  cmd->add_flag("--stats", o->stats,
+                "Print node, kernel and buffer counts and per-kernel estimated flops and bytes (to stderr)");
   cmd->add_flag("--list-passes", o->listPasses, "List the registered passes and exit");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
@@ -169,7 +179,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
               "  tgc opt graph.json --passes=verify --emit=json -o out.json\n"
               "  tgc opt kernels.json --root=kernel_graph[0] --print-after-all --passes=verify\n"
               "  tgc opt tests.tgc --split-input-file --passes=verify\n"
-              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule");
+              "  tgc opt graph.json --grad=out0 --wrt=n12,n40 --passes=grad,schedule\n"
+              "  tgc opt graph.json --passes=schedule --stats --emit=dot -o schedule.dot");
   cmd->callback([o, &exitCode] { exitCode = runOpt(*o); });
 }
 

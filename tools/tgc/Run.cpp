@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
+#include "Inspect.h"
 
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
@@ -36,6 +37,7 @@ struct RunOptions {
   std::string root;
   int repeat = 0;
   GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  bool stats = false;
   ResourceLimits limits;
 };
 
@@ -114,10 +116,17 @@ int runModel(const RunOptions &o) {
     }
     for (size_t i = 0; i < outs->size(); ++i) gradOutputs["out" + std::to_string((*outs)[i])] = gradReq->wrt[i];
   }
+  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
   Result<Model> model = buildModel(*ctx, g);
   if (!model) {
     report(model.error());
     return kFailure;
+  }
+  if (o.stats) {
+    Graph scheduled;
+    scheduled.roots = {model->linear};
+    scheduled.rootNames = {"linear"};
+    std::cerr << formatStats(scheduled, inputNodes);
   }
 
   // Every input's data, before compiling: a missing or wrong file fails fast.
@@ -244,6 +253,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
               "their data comes from the files in the graph's `buffers` (relative to the graph's folder) unless\n"

@@ -27,15 +27,17 @@ int main(int argc, char **argv) {
   app.footer("Exit codes: 0 success, 1 invalid input or a failed pass (diagnostics on stderr),\n"
              "2 bad command line.\n\n"
              "Examples:\n"
-             "  tgc opt model.json --emit=text                 print a graph in the text form\n"
+             "  tgc opt model.json --emit=text               print a graph in the text form\n"
              "  tgc opt kernels.json --root=kernel_graph[0] --passes=verify --print-after-all\n"
              "  tgc opt cases.tgc --split-input-file --passes=verify\n"
              "  tgc opt --list-passes\n"
+             "  tgc explain-schedule graph.json              why each kernel runs where it does\n"
              "  tgc run examples/mlp.tgc --output-dir out    schedule, compile and run; out/out0.npy\n\n"
              "Run 'tgc <command> --help' for a command's options.");
 
   int exitCode = driver::kSuccess;
   driver::addOptCommand(app, exitCode);
+  driver::addExplainScheduleCommand(app, exitCode);
 #if TGC_ENABLE_CODEGEN
   driver::addRunCommand(app, exitCode);
 #endif

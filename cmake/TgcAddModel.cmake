@@ -1,0 +1,172 @@
+# tgc_add_model(): compile a tinygrad graph into a library at build time
+# (tgc's counterpart of tfcompile's tf_library).
+#
+#   tgc_add_model(<target> GRAPH <graph.json|graph.tgc>
+#                 [WEIGHTS <file>...]          data files the graph reads (default: the ones the graph names)
+#                 [WEIGHTS_MODE embed|external|auto]   tgc compile --weights (default: tgc's default)
+#                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
+#                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
+#                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
+#                 [OBJECT]                     consumers link the object itself (no archive)
+#                 [GEN_TEST] [GEN_BENCHMARK])
+#
+# At build time `tgc compile` (tgc::tgc) writes <bin>/tgc/<target>.o and
+# <bin>/tgc/<target>.h, <bin> being the current binary dir. The library
+# <target> holds the object, links tgc::runtime, and puts <bin>/tgc on its
+# consumers' include path, so they `#include "<target>.h"`. The compile
+# reruns when the graph, a data file or tgc itself changes. The data files are
+# read from the graph at configure time (graph.json's `buffers[].file`, the
+# text form's `buffer %x "file"` lines, relative to the graph's folder);
+# WEIGHTS replaces that list. GEN_TEST adds the executable <target>_test
+# (also a ctest test when testing is enabled) and GEN_BENCHMARK the executable
+# <target>_benchmark; both are generated from the header by
+# `tgc compile --emit=test` / `--emit=benchmark`.
+#
+# Works with an installed package (find_package(tgc CONFIG)) and inside tgc's
+# own build tree, where tgc::tgc and tgc::runtime alias the real targets.
+include_guard(GLOBAL)
+
+# The data files a graph names, as absolute paths.
+function(_tgc_graph_data_files graph out)
+  file(READ "${graph}" text)
+  get_filename_component(base "${graph}" DIRECTORY)
+  set(files "")
+  if(graph MATCHES "\\.json$")
+    string(JSON nbuf ERROR_VARIABLE err LENGTH "${text}" buffers)
+    if(err)
+      set(nbuf 0) # no `buffers`: nothing allocated
+    endif()
+    if(nbuf GREATER 0)
+      math(EXPR last "${nbuf} - 1")
+      foreach(i RANGE ${last})
+        string(JSON key MEMBER "${text}" buffers ${i})
+        string(JSON f ERROR_VARIABLE err GET "${text}" buffers "${key}" file)
+        if(NOT err AND NOT f STREQUAL "")
+          list(APPEND files "${f}")
+        endif()
+      endforeach()
+    endif()
+  else()
+    string(REGEX MATCHALL "(^|\n)[ \t]*buffer[ \t]+%[^ \t]+[ \t]+\"[^\"\n]*\"" lines "${text}")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE ".*\"([^\"]*)\"$" "\\1" f "${line}")
+      if(NOT f STREQUAL "")
+        list(APPEND files "${f}")
+      endif()
+    endforeach()
+  endif()
+  set(abs "")
+  foreach(f IN LISTS files)
+    get_filename_component(f "${f}" ABSOLUTE BASE_DIR "${base}")
+    list(APPEND abs "${f}")
+  endforeach()
+  set(${out} "${abs}" PARENT_SCOPE)
+endfunction()
+
+function(tgc_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME;WEIGHTS_MODE"
+                        "WEIGHTS;EMIT")
+  if(M_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tgc_add_model(${target}): unknown arguments: ${M_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT M_GRAPH)
+    message(FATAL_ERROR "tgc_add_model(${target}): GRAPH <file> is required")
+  endif()
+  if(NOT TARGET tgc::tgc OR NOT TARGET tgc::runtime)
+    message(FATAL_ERROR "tgc_add_model(${target}): needs tgc::tgc and tgc::runtime (find_package(tgc CONFIG))")
+  endif()
+  get_filename_component(graph "${M_GRAPH}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${graph}")
+    message(FATAL_ERROR "tgc_add_model(${target}): graph '${graph}' does not exist")
+  endif()
+  if(DEFINED M_WEIGHTS)
+    set(data "")
+    foreach(f IN LISTS M_WEIGHTS)
+      get_filename_component(f "${f}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND data "${f}")
+    endforeach()
+  else()
+    _tgc_graph_data_files("${graph}" data)
+  endif()
+  # Editing the graph can change its data files: reconfigure then.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${graph}")
+
+  set(outdir "${CMAKE_CURRENT_BINARY_DIR}/tgc")
+  set(obj "${outdir}/${target}.o")
+  set(hdr "${outdir}/${target}.h")
+  set(emit obj header)
+  set(outputs "${obj}" "${hdr}")
+  foreach(kind IN LISTS M_EMIT)
+    if(kind STREQUAL "exe")
+      list(APPEND outputs "${outdir}/${target}")
+    elseif(kind STREQUAL "llvm")
+      list(APPEND outputs "${outdir}/${target}.ll")
+    elseif(kind STREQUAL "mlir")
+      list(APPEND outputs "${outdir}/${target}.mlir")
+    elseif(kind STREQUAL "asm")
+      list(APPEND outputs "${outdir}/${target}.s")
+    elseif(NOT kind MATCHES "^(obj|header)$")
+      message(FATAL_ERROR "tgc_add_model(${target}): EMIT ${kind}: expected exe, llvm, mlir or asm")
+    endif()
+    list(APPEND emit "${kind}")
+  endforeach()
+  if(M_GEN_TEST)
+    list(APPEND emit test)
+    list(APPEND outputs "${outdir}/${target}_test.c")
+  endif()
+  if(M_GEN_BENCHMARK)
+    list(APPEND emit benchmark)
+    list(APPEND outputs "${outdir}/${target}_benchmark.c")
+  endif()
+  list(REMOVE_DUPLICATES emit)
+  list(JOIN emit "," emit)
+
+  set(args "${graph}" -o "${obj}" --emit=${emit})
+  if(M_NAME)
+    list(APPEND args --name "${M_NAME}")
+  endif()
+  if(M_TARGET)
+    list(APPEND args --target "${M_TARGET}")
+  endif()
+  if(M_CPU)
+    list(APPEND args --cpu "${M_CPU}")
+  endif()
+  if(M_WEIGHTS_MODE)
+    list(APPEND args --weights=${M_WEIGHTS_MODE})
+  endif()
+  file(MAKE_DIRECTORY "${outdir}")
+  add_custom_command(
+    OUTPUT ${outputs}
+    COMMAND tgc::tgc compile ${args}
+    DEPENDS "${graph}" ${data} tgc::tgc
+    COMMENT "tgc compile ${M_GRAPH} -> ${target}.o"
+    VERBATIM)
+
+  if(M_OBJECT)
+    # CMake's OBJECT libraries do not pass on an object they did not compile,
+    # so the object becomes an interface source: every consumer links it.
+    add_custom_target(${target}_tgc_compile DEPENDS ${outputs})
+    add_library(${target} INTERFACE)
+    target_sources(${target} INTERFACE "${obj}")
+    add_dependencies(${target} ${target}_tgc_compile)
+    set(scope INTERFACE)
+  else()
+    add_library(${target} STATIC "${obj}" "${hdr}")
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE C)
+    set(scope PUBLIC)
+  endif()
+  target_include_directories(${target} ${scope} "$<BUILD_INTERFACE:${outdir}>")
+  target_link_libraries(${target} ${scope} tgc::runtime)
+
+  if(M_GEN_TEST)
+    add_executable(${target}_test "${outdir}/${target}_test.c")
+    target_link_libraries(${target}_test PRIVATE ${target})
+    if(BUILD_TESTING OR CMAKE_TESTING_ENABLED)
+      add_test(NAME ${target}_test COMMAND ${target}_test)
+    endif()
+  endif()
+  if(M_GEN_BENCHMARK)
+    add_executable(${target}_benchmark "${outdir}/${target}_benchmark.c")
+    target_link_libraries(${target}_benchmark PRIVATE ${target})
+  endif()
+endfunction()
