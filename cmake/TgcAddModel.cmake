@@ -3,7 +3,6 @@
 #
 #   tgc_add_model(<target> GRAPH <graph.json|graph.tgc>
 #                 [WEIGHTS <file>...]          data files the graph reads (default: the ones the graph names)
-#                 [WEIGHTS_MODE embed|external|auto]   tgc compile --weights (default: tgc's default)
 #                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
@@ -18,13 +17,16 @@
 # read from the graph at configure time (graph.json's `buffers[].file`, the
 # text form's `buffer %x "file"` lines, relative to the graph's folder);
 # WEIGHTS replaces that list. GEN_TEST adds the executable <target>_test
-# (also a ctest test when testing is enabled) and GEN_BENCHMARK the executable
-# <target>_benchmark; both are generated from the header by
-# `tgc compile --emit=test` / `--emit=benchmark`.
+# (also a ctest test where testing is enabled) and GEN_BENCHMARK the
+# executable <target>_benchmark (argument: the number of runs; last line
+# median_ms=...): C programs generated from tgc_model_test.c.in and
+# tgc_model_benchmark.c.in that drive the model through its header's
+# metadata table, so they need C enabled in the project.
 #
 # Works with an installed package (find_package(tgc CONFIG)) and inside tgc's
 # own build tree, where tgc::tgc and tgc::runtime alias the real targets.
 include_guard(GLOBAL)
+set(_TGC_ADD_MODEL_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # The data files a graph names, as absolute paths.
 function(_tgc_graph_data_files graph out)
@@ -64,8 +66,7 @@ function(_tgc_graph_data_files graph out)
 endfunction()
 
 function(tgc_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME;WEIGHTS_MODE"
-                        "WEIGHTS;EMIT")
+  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
   if(M_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tgc_add_model(${target}): unknown arguments: ${M_UNPARSED_ARGUMENTS}")
   endif()
@@ -88,6 +89,12 @@ function(tgc_add_model target)
   else()
     _tgc_graph_data_files("${graph}" data)
   endif()
+  foreach(f IN LISTS data)
+    if(NOT EXISTS "${f}")
+      message(FATAL_ERROR "tgc_add_model(${target}): ${M_GRAPH} names the data file ${f}, which does not exist "
+                          "(WEIGHTS lists the files instead of the graph)")
+    endif()
+  endforeach()
   # Editing the graph can change its data files: reconfigure then.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${graph}")
 
@@ -110,35 +117,27 @@ function(tgc_add_model target)
     endif()
     list(APPEND emit "${kind}")
   endforeach()
-  if(M_GEN_TEST)
-    list(APPEND emit test)
-    list(APPEND outputs "${outdir}/${target}_test.c")
-  endif()
-  if(M_GEN_BENCHMARK)
-    list(APPEND emit benchmark)
-    list(APPEND outputs "${outdir}/${target}_benchmark.c")
-  endif()
   list(REMOVE_DUPLICATES emit)
   list(JOIN emit "," emit)
 
-  set(args "${graph}" -o "${obj}" --emit=${emit})
+  # tgc compile's default name is the stem made a C identifier, as here.
   if(M_NAME)
-    list(APPEND args --name "${M_NAME}")
+    set(name "${M_NAME}")
+  else()
+    string(MAKE_C_IDENTIFIER "${target}" name)
   endif()
+  set(args "${graph}" -o "${obj}" --emit=${emit} --name "${name}")
   if(M_TARGET)
     list(APPEND args --target "${M_TARGET}")
   endif()
   if(M_CPU)
     list(APPEND args --cpu "${M_CPU}")
   endif()
-  if(M_WEIGHTS_MODE)
-    list(APPEND args --weights=${M_WEIGHTS_MODE})
-  endif()
   file(MAKE_DIRECTORY "${outdir}")
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND tgc::tgc compile ${args}
-    DEPENDS "${graph}" ${data} tgc::tgc
+    COMMAND "$<TARGET_FILE:tgc::tgc>" compile ${args}
+    DEPENDS "${graph}" ${data} "$<TARGET_FILE:tgc::tgc>"
     COMMENT "tgc compile ${M_GRAPH} -> ${target}.o"
     VERBATIM)
 
@@ -157,15 +156,21 @@ function(tgc_add_model target)
   endif()
   target_include_directories(${target} ${scope} "$<BUILD_INTERFACE:${outdir}>")
   target_link_libraries(${target} ${scope} tgc::runtime)
+  if(UNIX AND NOT APPLE)
+    target_link_libraries(${target} ${scope} m) # the kernels call libm
+  endif()
 
+  string(TOUPPER "${name}" TGC_NAME_UPPER)
+  set(TGC_TARGET "${target}")
+  set(TGC_NAME "${name}")
   if(M_GEN_TEST)
+    configure_file("${_TGC_ADD_MODEL_DIR}/tgc_model_test.c.in" "${outdir}/${target}_test.c" @ONLY)
     add_executable(${target}_test "${outdir}/${target}_test.c")
     target_link_libraries(${target}_test PRIVATE ${target})
-    if(BUILD_TESTING OR CMAKE_TESTING_ENABLED)
-      add_test(NAME ${target}_test COMMAND ${target}_test)
-    endif()
+    add_test(NAME ${target}_test COMMAND ${target}_test) # ignored unless testing is enabled
   endif()
   if(M_GEN_BENCHMARK)
+    configure_file("${_TGC_ADD_MODEL_DIR}/tgc_model_benchmark.c.in" "${outdir}/${target}_benchmark.c" @ONLY)
     add_executable(${target}_benchmark "${outdir}/${target}_benchmark.c")
     target_link_libraries(${target}_benchmark PRIVATE ${target})
   endif()

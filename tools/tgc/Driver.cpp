@@ -33,6 +33,16 @@ Format detectFormat(const std::string &path, std::string_view text) {
   return Format::Text;
 }
 
+Format formatFor(const std::string &option, const std::string &path, std::string_view text) {
+  return option == "json" ? Format::JSON : option == "text" ? Format::Text : detectFormat(path, text);
+}
+
+void addFormatOption(CLI::App *cmd, std::string &format) {
+  cmd->add_option("--format", format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+}
+
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits) {
   std::string name = path == "-" ? "<stdin>" : path;
@@ -75,6 +85,14 @@ bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRe
   }
   req = *r;
   return true;
+}
+
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g) {
+  Result<std::string> text = readInput(path);
+  if (!text) return text.error();
+  Format fmt = formatFor(format, path, *text);
+  return parseDocument(ctx, path, fmt, {*text, 0}, rootSel, g, limits);
 }
 
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {

@@ -35,10 +35,19 @@ void report(const Diagnostic &d);
 /// Reads path ("-" = stdin) and decides its format from the extension or content.
 Result<std::string> readInput(const std::string &path);
 Format detectFormat(const std::string &path, std::string_view text);
+/// The form a --format value ("auto", "json", "text") means for `path` holding `text`.
+Format formatFor(const std::string &option, const std::string &path, std::string_view text);
+/// Adds --format (auto, json, text) to a subcommand.
+void addFormatOption(CLI::App *cmd, std::string &format);
 /// Parses one document into g. `rootSel` keeps only that root when non-empty.
 /// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
+/// Reads and parses the whole document at `path` (format "auto", "json" or
+/// "text"; --root selection and limits as parseDocument), for the commands
+/// that take one model.
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g);
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
 
@@ -56,6 +65,7 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
+void addCompileCommand(CLI::App &app, int &exitCode);
 #endif
 
 } // namespace tgc::driver

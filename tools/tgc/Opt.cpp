@@ -83,7 +83,7 @@ int runOpt(const OptOptions &o) {
     report(text.error());
     return kFailure;
   }
-  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  Format fmt = formatFor(o.format, o.input, *text);
   if (o.splitInputFile && fmt == Format::JSON) {
     std::cerr << "tgc opt: error: --split-input-file applies to the text form only\n";
     return kUsage;
@@ -155,9 +155,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--emit", o->emit,
                   "Output form: text, json, or dot (Graphviz: the schedule of a LINEAR with RAW/WAR/WAW edges, "
                   "else the kernel graph, else the tensor graph)")->check(CLI::IsMember({"text", "json", "dot"}))->capture_default_str();
-  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
-      ->check(CLI::IsMember({"auto", "json", "text"}))
-      ->capture_default_str();
+  addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index), "
                                      "e.g. kernel_graph[0]");
   cmd->add_option("--passes", o->passes, "Comma-separated pass pipeline, e.g. verify,simplify");

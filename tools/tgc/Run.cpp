@@ -94,15 +94,9 @@ int runModel(const RunOptions &o) {
   std::optional<GradRequest> gradReq;
   if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
 
-  Result<std::string> text = readInput(o.input);
-  if (!text) {
-    report(text.error());
-    return kFailure;
-  }
-  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
   auto ctx = std::make_unique<Context>();
   Graph g;
-  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
     report(st.error());
     return kFailure;
   }
@@ -249,9 +243,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
   addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
-  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
-      ->check(CLI::IsMember({"auto", "json", "text"}))
-      ->capture_default_str();
+  addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);
