@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct CompileOptions {
   KernelFlags kernel;
   unsigned optLevel = 3;
   bool stats = false;
+  GradOptions grad; ///< --grad/--wrt: a training step, gradients as extra outputs (docs/grad.md)
   ResourceLimits limits;
 };
 
@@ -145,12 +147,20 @@ int runCompile(const CompileOptions &o) {
     return kUsage;
   }
   std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
+  std::optional<GradRequest> gradReq;
+  if (!gradRequest(o.grad, "compile", gradReq)) return kUsage;
 
   auto ctx = std::make_unique<Context>();
   Graph g;
   if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
     report(st.error());
     return kFailure;
+  }
+  if (gradReq) {
+    if (Result<std::vector<size_t>> outs = addGradients(g, *gradReq); !outs) {
+      report(outs.error());
+      return kFailure;
+    }
   }
   int64_t tinygradArena = 0;
   Result<Model> model = loadModel(*ctx, g, name, tinygradArena);
@@ -282,11 +292,14 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
                                      "when known (a LINEAR input, or a linear.json beside the graph)");
+  addGradOptions(cmd, o->grad, "their gradients become extra outputs out<I> (after the SINK's own), in the same "
+                              "artifact as the forward pass");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Examples:\n"
               "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"
               "  tgc compile linear.json -o out/model.o --emit=exe      out/model: ./model --input s3=x.npy --output-dir r\n"
-              "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1");
+              "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1\n"
+              "  tgc compile graph.json -o out/step.o --grad=out0 --wrt=n15,n23   a training step: loss + gradients");
   cmd->callback([o, &exitCode] { exitCode = runCompile(*o); });
 }
 
