@@ -26,6 +26,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -51,17 +52,37 @@ static void initNativeTarget() {
   });
 }
 
+// Cross compilation (`tgc compile --target`) needs every backend LLVM was built with.
+static void initAllTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
 Result<std::unique_ptr<llvm::orc::JITTargetMachineBuilder>> targetBuilder(const TargetOptions &opts) {
   initNativeTarget();
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb;
-  if (opts.triple.empty() && opts.cpu.empty() && opts.features.empty()) {
+  if (opts.triple.empty() && (opts.cpu.empty() || opts.cpu == "host") && opts.features.empty()) {
     auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!host) return codegenError("cannot detect the host target: " + llvm::toString(host.takeError()));
     jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*host));
   } else {
-    llvm::Triple triple(opts.triple.empty() ? llvm::sys::getProcessTriple() : opts.triple);
+    llvm::Triple host(llvm::sys::getProcessTriple());
+    llvm::Triple triple(opts.triple.empty() ? host.str() : llvm::Triple::normalize(opts.triple));
+    bool cross = triple.getArch() != host.getArch();
+    if (cross) initAllTargets();
+    std::string error;
+    if (!llvm::TargetRegistry::lookupTarget(triple, error))
+      return codegenError("unknown target '" + opts.triple + "': " + error);
     jtmb = std::make_unique<llvm::orc::JITTargetMachineBuilder>(triple);
-    jtmb->setCPU(opts.cpu.empty() ? std::string(llvm::sys::getHostCPUName()) : opts.cpu);
+    // "host" names this machine's CPU; a cross target without one gets the architecture's baseline.
+    std::string cpu = opts.cpu == "host" ? std::string(llvm::sys::getHostCPUName()) : opts.cpu;
+    if (cpu.empty()) cpu = cross ? "generic" : std::string(llvm::sys::getHostCPUName());
+    jtmb->setCPU(cpu);
     if (!opts.features.empty()) {
       llvm::SubtargetFeatures f(opts.features);
       jtmb->addFeatures(f.getFeatures());
@@ -147,17 +168,26 @@ Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLeve
   return Status::success();
 }
 
-Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
+static Result<std::string> emitFile(llvm::Module &m, llvm::TargetMachine &tm, llvm::CodeGenFileType type) {
   std::string bytes;
   {
     llvm::raw_string_ostream os(bytes);
     llvm::buffer_ostream bos(os);
     llvm::legacy::PassManager cg;
-    if (tm.addPassesToEmitFile(cg, bos, nullptr, llvm::CodeGenFileType::ObjectFile))
-      return codegenError("the target cannot emit object files");
+    if (tm.addPassesToEmitFile(cg, bos, nullptr, type))
+      return codegenError(std::string("the target cannot emit ") +
+                          (type == llvm::CodeGenFileType::ObjectFile ? "object files" : "assembly"));
     cg.run(m);
   }
   return bytes;
+}
+
+Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
+  return emitFile(m, tm, llvm::CodeGenFileType::ObjectFile);
+}
+
+Result<std::string> emitAssembly(llvm::Module &m, llvm::TargetMachine &tm) {
+  return emitFile(m, tm, llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::string printMLIR(mlir::ModuleOp module) {

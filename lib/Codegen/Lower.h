@@ -30,7 +30,7 @@ namespace tgc::codegen {
 /// Which machine to generate code for. Empty cpu/features = the host's.
 struct TargetOptions {
   std::string triple;   ///< "" = the host's process triple
-  std::string cpu;      ///< e.g. "x86-64-v3", "znver5"; "" = host CPU
+  std::string cpu;      ///< e.g. "x86-64-v3", "znver5", "host"; "" = the host CPU, or "generic" for another architecture
   std::string features; ///< e.g. "+avx2,-avx512f"; "" = the host's (when cpu is "" too)
   unsigned optLevel = 3;
 };
@@ -52,6 +52,9 @@ Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLeve
 
 /// Machine code for `m` as the bytes of a relocatable object file.
 Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm);
+
+/// The same as target assembly text.
+Result<std::string> emitAssembly(llvm::Module &m, llvm::TargetMachine &tm);
 
 /// Textual forms, for `tgc compile --emit` and tests.
 std::string printMLIR(mlir::ModuleOp module);

@@ -8,6 +8,7 @@
 #include "Codegen/Schedule.h"
 #include "Codegen/Jit.h"
 #include "Codegen/KernelToMLIR.h"
+#include "Codegen/ScheduleModule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,7 +44,7 @@ Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
 }
 
 // func.func @tgc_run(%buffers: !llvm.ptr): the LINEAR in order.
-void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::string &symbol) {
+Status buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::string &symbol) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   mlir::Location loc = b.getUnknownLoc();
@@ -53,7 +54,7 @@ void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::stri
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToEnd(body);
   std::map<int, mlir::Value> bases;
-  auto base = [&](int i) {
+  codegen::emitScheduleCalls(b, plan, [&](int i) {
     auto [it, inserted] = bases.try_emplace(i);
     if (inserted) {
       mlir::Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
@@ -61,7 +62,24 @@ void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::stri
       it->second = LLVM::LoadOp::create(b, loc, ptr, slot);
     }
     return it->second;
-  };
+  });
+  func::ReturnOp::create(b, loc);
+  return Status::success();
+}
+
+codegen::ScheduleModuleHooks runHooks(const SchedulePlan &plan, const CodegenOptions &opts) {
+  codegen::ScheduleModuleHooks hooks;
+  hooks.addMLIR = [&plan, &opts](ModuleOp m) { return buildRunFunction(m, plan, opts.runSymbol); };
+  return hooks;
+}
+
+} // namespace
+
+namespace codegen {
+
+void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::function<mlir::Value(int)> &base) {
+  mlir::Location loc = b.getUnknownLoc();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   auto address = [&](const ScheduleArg &a) -> mlir::Value {
     mlir::Value p = base(a.buffer);
     if (a.byteOffset == 0) return p;
@@ -81,47 +99,47 @@ void buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::stri
       func::CallOp::create(b, loc, plan.kernels[c.kernel].symbol, TypeRange{}, args);
     }
   }
-  func::ReturnOp::create(b, loc);
 }
 
-struct LoweredModule {
-  std::unique_ptr<llvm::LLVMContext> ctx;
-  std::unique_ptr<llvm::Module> module;
-  std::string mlirText;
-};
-
-Result<LoweredModule> lowerPlan(const SchedulePlan &plan, const CodegenOptions &opts, llvm::TargetMachine &tm) {
+Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks, unsigned optLevel,
+                                      bool keepMLIR, llvm::TargetMachine &tm) {
   for (const ScheduleCall &c : plan.calls)
     for (const ScheduleArg &a : c.args)
       if (a.byteOffset > INT32_MAX) return Diagnostic::at(c.call, "buffer view offset beyond 2 GiB is not supported");
   MLIRContext mctx(MLIRContext::Threading::DISABLED); // the machine's cores are shared; kernels are small
-  codegen::loadKernelDialects(mctx);
+  loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
   for (const ScheduleKernel &k : plan.kernels) {
-    Status s = codegen::lowerKernelToMLIR(*module, k.sink, codegen::KernelSpec{k.symbol, k.numArgs, k.noalias});
+    Status s = lowerKernelToMLIR(*module, k.sink, KernelSpec{k.symbol, k.numArgs, k.noalias});
     if (!s) return inKernel(s.error(), k);
   }
-  buildRunFunction(*module, plan, opts.runSymbol);
-  LoweredModule out;
-  if (opts.keepIR) out.mlirText = codegen::printMLIR(*module);
-  if (Status s = codegen::lowerToLLVMDialect(*module); !s) return s.error();
+  if (hooks.addMLIR)
+    if (Status s = hooks.addMLIR(*module); !s) return s.error();
+  LoweredSchedule out;
+  if (keepMLIR) out.mlirText = printMLIR(*module);
+  if (Status s = lowerToLLVMDialect(*module); !s) return s.error();
   out.ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = codegen::translateToLLVMIR(*module, *out.ctx, tm);
+  auto m = translateToLLVMIR(*module, *out.ctx, tm);
   if (!m) return m.error();
   out.module = std::move(*m);
-  // Kernels stay functions of their own: tgc_run stays a flat call list and a
-  // kernel called from many places is optimized and emitted once.
-  // Only tgc_run and the _entry wrappers are exported.
-  for (const ScheduleKernel &k : plan.kernels)
+  // Kernels stay functions of their own: the run function stays a flat call
+  // list and a kernel called from many places is optimized and emitted once.
+  for (const ScheduleKernel &k : plan.kernels) {
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);
     }
-  if (Status s = codegen::optimizeModule(*out.module, tm, opts.target.optLevel); !s) return s.error();
+    if (!hooks.exportEntries)
+      if (llvm::Function *f = out.module->getFunction(entrySymbol(k.symbol)))
+        f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+  if (hooks.addLLVM)
+    if (Status s = hooks.addLLVM(*out.module); !s) return s.error();
+  if (Status s = optimizeModule(*out.module, tm, optLevel); !s) return s.error();
   return out;
 }
 
-} // namespace
+} // namespace codegen
 
 Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const CodegenOptions &opts) {
   auto start = std::chrono::steady_clock::now();
@@ -129,7 +147,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   if (!plan) return plan.error();
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
-  auto lowered = lowerPlan(*plan, opts, **tm);
+  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.target.optLevel, opts.keepIR, **tm);
   if (!lowered) return lowered.error();
 
   std::unique_ptr<CompiledSchedule> cs(new CompiledSchedule());
@@ -170,7 +188,7 @@ Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOption
   if (!plan) return plan.error();
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
-  auto lowered = lowerPlan(*plan, opts, **tm);
+  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.target.optLevel, false, **tm);
   if (!lowered) return lowered.error();
   return codegen::emitObject(*lowered->module, **tm);
 }

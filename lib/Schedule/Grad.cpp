@@ -80,7 +80,10 @@ std::vector<size_t> leadingAxes(int64_t n) {
 /// reduce_gradient: the gradient of REDUCE(x, (op, n)) with respect to x.
 Grads reduceGradient(UOpRef g, UOpRef ret) {
   UOpRef x = ret->src(0);
-  std::string op = ret->arg()[0].str();
+  const Value &arg = ret->arg();
+  if (!arg.isTuple() || arg.size() != 2 || !arg[0].isEnum("Ops") || !arg[1].isInt() || arg[1].getInt() < 0)
+    fail(ret, "REDUCE arg must be (Ops.<op>, number of reduced axes), not " + arg.toString());
+  std::string op = arg[0].str();
   std::vector<size_t> axes = leadingAxes(ret->arg()[1].getInt());
   if (op == "ADD") return {broadcastTo(g, shapeOf(x))};
   if (op == "MAX") {
@@ -194,6 +197,7 @@ const GradMatcher &gradientRules() {
               IShape s = shapeOf(r->src(0));
               std::vector<std::pair<int64_t, int64_t>> se;
               auto pairs = mopPairs(r);
+              if (pairs.size() != s.size()) fail(r, "PAD operands do not match the source's rank");
               for (size_t i = 0; i < s.size(); ++i) se.emplace_back(pairs[i].first, pairs[i].first + s[i]);
               return Grads{shrink(g, se), nullptr, nullptr};
             }),
@@ -202,13 +206,18 @@ const GradMatcher &gradientRules() {
               // pad the gradient back into the source's shape at the shrink's offsets
               IShape s = shapeOf(r->src(0)), off;
               for (auto [o, n] : mopPairs(r)) off.push_back(o);
+              if (off.size() != s.size()) fail(r, "SHRINK operands do not match the source's rank");
               const UOp *p = shapeOf(g) == s ? g.get() : mk(Op::PAD, {g, shapeArg(g.ctx(), off), shapeArg(g.ctx(), s)});
               return Grads{p, nullptr, nullptr};
             }),
       grule(UPat(Op::PERMUTE),
             [](Match &, UOpRef g, UOpRef r) {
-              std::vector<int64_t> order = mopInts(r), inv(order.size());
-              for (size_t i = 0; i < order.size(); ++i) inv[size_t(order[i])] = int64_t(i);
+              std::vector<int64_t> order = mopInts(r), inv(order.size(), -1);
+              for (size_t i = 0; i < order.size(); ++i) {
+                if (order[i] < 0 || size_t(order[i]) >= order.size() || inv[size_t(order[i])] >= 0)
+                  fail(r, "PERMUTE arg is not a permutation: " + r->arg().toString());
+                inv[size_t(order[i])] = int64_t(i);
+              }
               return Grads{permute(g, inv)};
             }),
       grule(UPat(Op::FLIP),
@@ -325,7 +334,10 @@ GradMap gradientMap(const UOp *root, const UOp *rootGrad, const std::unordered_s
       // collect the outputs' gradients in a TUPLE on the FUNCTION
       const UOp *fn = t0->src(0);
       if (!fn->is(Op::FUNCTION) || !fn->src(0)->is(Op::TUPLE)) fail(t0, "GETTUPLE of a FUNCTION with a TUPLE body expected");
-      size_t n = fn->src(0)->numSrc(), idx = size_t(t0->arg().getInt());
+      size_t n = fn->src(0)->numSrc();
+      if (!t0->arg().isInt() || t0->arg().getInt() < 0 || size_t(t0->arg().getInt()) >= n)
+        fail(t0, "GETTUPLE index out of range: " + t0->arg().toString());
+      size_t idx = size_t(t0->arg().getInt());
       std::vector<const UOp *> prev(n, noop(ctx));
       if (auto f = grads.find(fn); f != grads.end()) prev.assign(f->second->src().begin(), f->second->src().end());
       prev[idx] = prev[idx]->is(Op::NOOP) ? g : (UOpRef(prev[idx]) + UOpRef(g)).get();

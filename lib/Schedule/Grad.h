@@ -28,8 +28,8 @@ Result<std::vector<const UOp *>> computeGradients(const UOp *loss, std::span<con
 
 /// A gradient request: the loss output ("out<I>" = source I of the root SINK)
 /// and the nodes to differentiate against, by node id of the input document
-/// (graph.json's node index; for the text form, the `%K` the printer gives a
-/// node: its index in the toposort of the roots).
+/// (graph.json's node index; for the text form, the node's definition index,
+/// which is its `%K` in a text printed by tgc, as buildModel names inputs).
 struct GradRequest {
   std::string loss = "out0";
   std::vector<int64_t> wrt;
@@ -41,14 +41,8 @@ Result<GradRequest> parseGradRequest(std::string_view loss, std::string_view wrt
 /// The document node with id `id` (see GradRequest), or an error.
 Result<const UOp *> findDocumentNode(const Graph &g, int64_t id);
 
-/// A gradient as a model output, with storage of its own, dense: a reshape of
-/// a computed tensor already is; any other view (a permuted, expanded, padded,
-/// shrunk or flipped one), a constant, or an input's storage is wrapped in
-/// CONTIGUOUS.
-const UOp *gradientOutput(const UOp *g);
-
 /// Adds d(loss)/d(node) for every requested node as new sources of the root
-/// SINK (outputs out<N>, out<N+1>, ... of the model, as gradientOutput), records the mapping in
+/// SINK (outputs out<N>, out<N+1>, ... of the model), records the mapping in
 /// g.extra["gradients"] ({"out<N>": <node id>, ...}) and returns the output
 /// indices of the gradients, in request order.
 Result<std::vector<size_t>> addGradients(Graph &g, const GradRequest &req);

@@ -11,6 +11,7 @@
 
 #include "IR/Pass.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace tgc {
@@ -78,24 +79,21 @@ Result<const UOp *> findDocumentNode(const Graph &g, int64_t id) {
   std::vector<const UOp *> starts(g.roots);
   for (const BufferFile &b : g.buffers)
     if (b.node) starts.push_back(b.node);
-  std::vector<const UOp *> order = toposort(starts, o);
-  // a JSON document names its nodes; the text form by their place in the printed order
-  bool anyIds = false;
-  for (const UOp *u : order) {
+  std::vector<const UOp *> nodes = toposort(starts, o);
+  // a JSON document numbers its nodes; the text form by definition order (as
+  // buildModel names inputs): the parser creates nodes in that order
+  uint32_t firstText = UINT32_MAX;
+  for (const UOp *u : nodes) {
     const Location *loc = u->context().location(u);
-    if (!loc || loc->nodeId < 0) continue;
-    anyIds = true;
-    if (loc->nodeId == id) return u;
+    if (loc && loc->nodeId == id) return u;
+    if (loc && loc->nodeId < 0 && loc->line) firstText = std::min(firstText, u->id());
   }
-  if (!anyIds && id >= 0 && size_t(id) < order.size()) return order[size_t(id)];
+  if (firstText != UINT32_MAX)
+    for (const UOp *u : nodes) {
+      const Location *loc = u->context().location(u);
+      if (loc && loc->nodeId < 0 && loc->line && int64_t(u->id()) - int64_t(firstText) == id) return u;
+    }
   return Diagnostic({}, "grad: the graph has no node n" + std::to_string(id));
-}
-
-const UOp *gradientOutput(const UOp *g) {
-  const UOp *u = g;
-  while (u->is(Op::RESHAPE)) u = u->src(0);
-  if (!u->isIn(group::Movement) && !u->isIn({Op::CONST, Op::BUFFER, Op::AFTER})) return g;
-  return g->context().get(Op::CONTIGUOUS, g->dtype(), {g});
 }
 
 void setGradRequest(Graph &g, const GradRequest &req) {
@@ -124,7 +122,7 @@ Result<std::vector<size_t>> addGradients(Graph &g, const GradRequest &req) {
   for (size_t i = 0; i < grads->size(); ++i) {
     outs.push_back(src.size());
     names["out" + std::to_string(src.size())] = req.wrt[i];
-    src.push_back(gradientOutput((*grads)[i]));
+    src.push_back((*grads)[i]);
   }
   g.roots[*ri] = sink->withSrc(std::move(src));
   g.extra["gradients"] = names;

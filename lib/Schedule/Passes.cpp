@@ -41,21 +41,20 @@ Status onBodies(Graph &g, BodyFn fn) {
   }
 }
 
-/// tinygrad's realize() skips a SINK source it cannot store (no device, or a
-/// weak dtype), which would leave that output out of the schedule silently.
+/// tinygrad's realize() skips a SINK source it cannot store (no device, i.e.
+/// computed from constants only, or a weak dtype): such a tensor stays a
+/// constant expression. When that holds for every source the schedule would be
+/// silently empty, which is refused.
 Status checkRealizable(const UOp *sink) {
-  for (size_t i = 0; i < sink->numSrc(); ++i) {
-    const UOp *s = sink->src(i);
-    if (!rangeify::isVirtual(s)) continue;
-    Diagnostic d = Diagnostic::at(s, "SINK source " + std::to_string(i) + " cannot be realized: it has " +
-                                         (s->device().isNone() ? "no device (it is computed from constants only)"
-                                                               : "a weak dtype") +
-                                         ", so tinygrad's realize() would skip it");
-    d.notes.push_back("tinygrad's numpy() copies such a tensor to the CPU first: run the realize-outputs pass "
-                      "before the schedule (tgc run does)");
-    return d;
-  }
-  return Status::success();
+  if (sink->numSrc() == 0) return Status::success();
+  for (const UOp *s : sink->src())
+    if (!rangeify::isVirtual(s)) return Status::success();
+  const UOp *s = sink->src(0);
+  Diagnostic d = Diagnostic::at(s, "nothing to realize: every SINK source has no device (it is computed from constants "
+                                   "only) or a weak dtype, and tinygrad's realize() skips such a tensor");
+  d.notes.push_back("tinygrad's numpy() copies such a tensor to the CPU first: run the realize-outputs pass "
+                    "before the schedule (tgc run does)");
+  return d;
 }
 
 Status callifyGraph(Graph &g) {

@@ -49,7 +49,8 @@ Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defau
       } catch (const ScheduleError &) { // a symbolic shape: likewise
         continue;
       }
-      if (!shape || (!force.count(i) && storedDensely(s))) continue;
+      // An empty tensor needs no storage: the model hands back no bytes for it.
+      if (!shape || prod(*shape) == 0 || (!force.count(i) && storedDensely(s))) continue;
       DType dt = strongDType(s->dtype());
       Value device = s->device().isNone() ? Value::string(defaultDevice) : s->device();
       const UOp *buf = newBuffer(s->context(), device, prod(*shape), dt, firstFreeSlot++);

@@ -37,8 +37,8 @@ bool storedDensely(const UOp *s);
 /// in `force`, into a fresh BUFFER: AFTER(B, STORE(B, src)) as tinygrad's
 /// UOp.clone builds it, on the source's device or `defaultDevice` when it has
 /// none, in the source's dtype made strong. Fresh BUFFERs take slots from
-/// `firstFreeSlot` on. Sources on several devices and with symbolic shapes are
-/// left for the schedule pipeline to diagnose.
+/// `firstFreeSlot` on. Empty sources are left alone; sources on several devices
+/// and with symbolic shapes are left for the schedule pipeline to diagnose.
 Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defaultDevice, int64_t firstFreeSlot,
                                        const std::set<size_t> &force = {});
 

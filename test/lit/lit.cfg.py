@@ -15,6 +15,9 @@ def configure(config):
     config.substitutions.append(("%tgc", os.path.join(config.tgc_tools_dir, "tgc")))
     config.substitutions.append(("%FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
     config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
+    # The C/C++ compilers that check generated headers and link compiled models.
+    config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
+    config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
     config.substitutions.append(("%corpus", config.tgc_corpus_dir))
     config.substitutions.append(("%python", sys.executable))
     # Tests that run generated code say `REQUIRES: codegen` (off with TGC_ENABLE_CODEGEN=OFF).

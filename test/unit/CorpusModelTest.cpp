@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArrayCompare.h"
+#include "CorpusFiles.h"
 #include "Codegen/Model.h"
 #include "Codegen/Schedule.h"
 #include "IR/JSON.h"
@@ -123,14 +124,11 @@ CaseResult runCase(const fs::path &dir) {
   return r;
 }
 
-std::vector<fs::path> corpusCases(bool large) {
+/// The corpus cases, the 12-layer transformers (k*, most of the time) apart.
+std::vector<fs::path> modelCases(bool large) {
   std::vector<fs::path> cases;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR)) {
-    if (!e.is_directory() || !fs::exists(e.path() / "graph.json") || !fs::exists(e.path() / "meta.json")) continue;
-    // The 12-layer transformers take most of the time; they get their own test case.
-    if ((e.path().filename().string().rfind("k", 0) == 0) == large) cases.push_back(e.path());
-  }
-  std::sort(cases.begin(), cases.end());
+  for (const fs::path &dir : corpusCases({"graph.json", "meta.json"}))
+    if ((dir.filename().string().rfind("k", 0) == 0) == large) cases.push_back(dir);
   return cases;
 }
 
@@ -157,6 +155,6 @@ void runCases(const std::vector<fs::path> &cases) {
 
 } // namespace
 
-TEST_CASE("corpus model: graph.json -> buildModel -> run reproduces tinygrad's outputs") { runCases(corpusCases(false)); }
+TEST_CASE("corpus model: graph.json -> buildModel -> run reproduces tinygrad's outputs") { runCases(modelCases(false)); }
 
-TEST_CASE("corpus model: the 12-layer transformer cases (k*)") { runCases(corpusCases(true)); }
+TEST_CASE("corpus model: the 12-layer transformer cases (k*)") { runCases(modelCases(true)); }

@@ -22,6 +22,7 @@
 #include "Runtime/FileIO.h"
 #include "Runtime/Npy.h"
 #include "ArrayCompare.h"
+#include "CorpusFiles.h"
 
 #include <doctest/doctest.h>
 
@@ -281,15 +282,13 @@ std::string CaseRun::run(std::string &report) {
 
 std::vector<fs::path> okCases(bool large) {
   std::vector<fs::path> cases;
-  for (const auto &e : fs::directory_iterator(TGC_CORPUS_DIR)) {
-    if (!e.is_directory() || !fs::exists(e.path() / "linear.json")) continue;
+  for (const fs::path &dir : corpusCases({"linear.json", "meta.json"})) {
     std::string text, err;
-    if (!rt::readFile((e.path() / "meta.json").string(), text, err)) continue;
+    if (!rt::readFile((dir / "meta.json").string(), text, err)) continue;
     if (nlohmann::json::parse(text).value("status", "") != "ok") continue;
     // The 12-layer transformers take most of the time; they get their own test case.
-    if ((e.path().filename().string().rfind("k", 0) == 0) == large) cases.push_back(e.path());
+    if ((dir.filename().string().rfind("k", 0) == 0) == large) cases.push_back(dir);
   }
-  std::sort(cases.begin(), cases.end());
   return cases;
 }
 

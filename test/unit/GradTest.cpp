@@ -1,16 +1,19 @@
 //===- GradTest.cpp - gradients computed by the compiled training step -----===//
 //
-// The `grad` pass end to end: a tensor graph plus its gradients is scheduled
-// (the `schedule` pipeline) and compiled (compileLinear), and the gradients it
+// The `grad` pass end to end: a tensor graph plus its gradients is built into
+// a model (buildModel) and compiled (compileLinear), and the gradients it
 // computes are checked
 //  - against central finite differences of the same compiled loss, for every
 //    op family the gradient rules cover (the forward graph is run with each
 //    input element nudged up and down);
 //  - against tinygrad's own gradients for the corpus cases with a `grad` entry
 //    in meta.json (expected/grad_n<K>.npy; the MLP case gr01 among them), and
-//    its error where tinygrad refuses to schedule the gradient ("cycle").
+//    its error where tinygrad refuses to schedule the gradient ("cycle");
+//  - as a training step: gr01's weights updated in the same artifact by
+//    w.assign(w - lr*grad) equal w - lr * tinygrad's gradients.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/Model.h"
 #include "Codegen/Schedule.h"
 #include "CorpusFiles.h"
 #include "IR/BufferData.h"
@@ -48,26 +51,22 @@ void registerPassesOnce() {
   (void)done;
 }
 
-/// A tensor graph scheduled and compiled: set inputs, run, read outputs.
+/// A tensor graph built into a model (buildModel: the schedule pipeline and
+/// the interface) and compiled: set inputs, run, read outputs.
 class CompiledGraph {
 public:
-  /// Schedules and compiles `g` (a tensor graph whose first root is the SINK);
-  /// `outputs` are that SINK's sources before scheduling.
-  static Result<std::unique_ptr<CompiledGraph>> build(Graph g) {
+  static Result<std::unique_ptr<CompiledGraph>> build(Context &ctx, const Graph &g) {
     registerPassesOnce();
     auto cg = std::unique_ptr<CompiledGraph>(new CompiledGraph());
-    const UOp *sink = g.roots[0];
-    cg->outputs_.assign(sink->src().begin(), sink->src().end());
-    Result<std::vector<const PassInfo *>> pipeline = parsePipeline("schedule");
-    if (!pipeline) return pipeline.error();
-    if (Status st = runPipeline(g, *pipeline, {}); !st.ok()) return st.error();
-    auto cs = compileLinear(g.roots[0]);
+    Result<Model> m = buildModel(ctx, g);
+    if (!m) return m.error();
+    cg->model_ = std::move(*m);
+    auto cs = compileLinear(cg->model_.linear);
     if (!cs) return cs.error();
     cg->cs_ = std::move(*cs);
     auto bufs = HostBuffers::allocate(cg->cs_->plan());
     if (!bufs) return bufs.error();
     cg->bufs_ = std::make_unique<HostBuffers>(std::move(*bufs));
-    for (auto [tensor, view] : g.bufferMap) cg->storage_[tensor] = view;
     for (const BufferFile &bf : g.buffers)
       if (!bf.file.empty()) {
         auto d = loadBufferFile(g, bf);
@@ -81,12 +80,6 @@ public:
     inputs_[buffer].resize(v.size() * 4);
     std::memcpy(inputs_[buffer].data(), v.data(), v.size() * 4);
   }
-  std::vector<float> input(const UOp *buffer) const {
-    const auto &b = inputs_.at(buffer);
-    std::vector<float> v(b.size() / 4);
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
-  }
 
   /// Copies the inputs into the plan's buffers and runs the schedule.
   Status run() {
@@ -99,37 +92,21 @@ public:
     return cs_->run(bufs_->pointers());
   }
 
-  /// Output I as float32 (its storage: a dense view of one buffer).
-  Result<std::vector<float>> output(size_t i) const {
-    const UOp *t = outputs_[i], *b = t;
-    int64_t n = rf::prod(rf::shapeOf(t));
-    // a constant output (e.g. a zero gradient) gets no storage: the schedule folds it
-    const UOp *c = t;
-    while (c->isIn({Op::RESHAPE, Op::EXPAND, Op::CONTIGUOUS})) c = c->src(0);
-    if (c->is(Op::CONST) && c->arg().isFloat()) return std::vector<float>(static_cast<size_t>(n), float(c->arg().getFloat()));
-    // a reshape of a realized tensor is dense in its storage
-    while (!storage_.count(b) && b->is(Op::RESHAPE)) b = b->src(0);
-    auto it = storage_.find(b);
-    const UOp *view = it != storage_.end() ? it->second : t;
-    const UOp *buf = rf::base(view);
-    while (buf->is(Op::AFTER)) buf = rf::base(buf->src(0));
-    if (!buf->is(Op::BUFFER)) return Diagnostic::at(t, "output has no buffer storage: " + buf->str());
-    if (t->dtype() != dtypes::Float32) return Diagnostic::at(t, "output is not float32");
-    std::vector<float> v(static_cast<size_t>(n));
-    if (int bi = cs_->plan().indexOf(buf); bi >= 0) {
-      std::memcpy(v.data(), bufs_->bytes(size_t(bi)).data(), size_t(n) * 4);
-      return v;
-    }
-    auto in = inputs_.find(buf);
-    if (in == inputs_.end()) return Diagnostic::at(buf, "output buffer is neither scheduled nor an input");
-    std::memcpy(v.data(), in->second.data(), size_t(n) * 4);
+  /// Output I (model tensor out<I>) as float32.
+  Result<std::vector<float>> output(size_t i) const { return tensor("out" + std::to_string(i)); }
+  /// A model tensor's contents after the run (an in-out n<K>: its new contents), as float32.
+  Result<std::vector<float>> tensor(const std::string &name) const {
+    const ModelTensor *t = model_.find(name);
+    if (!t) return Diagnostic({}, "the model has no tensor " + name);
+    if (t->dtype != dtypes::Float32) return Diagnostic({}, t->name + " is not float32");
+    std::vector<float> v(size_t(t->bytes) / 4);
+    std::memcpy(v.data(), static_cast<const uint8_t *>(bufs_->data(size_t(t->buffer))) + t->byteOffset, size_t(t->bytes));
     return v;
   }
 
 private:
   CompiledGraph() = default;
-  std::vector<const UOp *> outputs_;
-  std::unordered_map<const UOp *, const UOp *> storage_;
+  Model model_;
   std::unordered_map<const UOp *, std::vector<uint8_t>> inputs_;
   std::unique_ptr<CompiledSchedule> cs_;
   std::unique_ptr<HostBuffers> bufs_;
@@ -192,9 +169,9 @@ void checkFiniteDifferences(const std::string &what, std::vector<rf::IShape> sha
   auto grads = computeGradients(loss, targets);
   REQUIRE_MESSAGE(grads.ok(), (grads.ok() ? "" : grads.error().str()));
   std::vector<const UOp *> src{loss};
-  for (const UOp *gr : *grads) src.push_back(gradientOutput(gr));
+  src.insert(src.end(), grads->begin(), grads->end());
   g.roots = {rf::sink(ctx, src)};
-  auto cg = CompiledGraph::build(std::move(g));
+  auto cg = CompiledGraph::build(ctx, g);
   REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
   CompiledGraph &c = **cg;
   for (const Input &x : in) c.setInput(x.buffer, x.data);
@@ -293,7 +270,7 @@ TEST_CASE("grad: DETACH stops the gradient") {
   REQUIRE(grads.ok());
   Graph g;
   g.roots = {rf::sink(ctx, {loss, (*grads)[0]})};
-  auto cg = CompiledGraph::build(std::move(g));
+  auto cg = CompiledGraph::build(ctx, g);
   REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
   (*cg)->setInput(x.buffer, x.data);
   REQUIRE((*cg)->run().ok());
@@ -322,7 +299,7 @@ TEST_CASE("grad: corpus gradient cases match tinygrad's gradients and errors") {
     for (const auto &w : grad.at("wrt")) req.wrt.push_back(w.get<int64_t>());
     auto outs = addGradients(g, req);
     REQUIRE_MESSAGE(outs.ok(), (outs.ok() ? "" : outs.error().str()));
-    auto cg = CompiledGraph::build(std::move(g));
+    auto cg = CompiledGraph::build(ctx, g);
     if (grad.at("status") == "error") {
       REQUIRE_FALSE(cg.ok());
       std::string want = grad.at("error").at("message").get<std::string>();
@@ -407,8 +384,8 @@ TEST_CASE("grad: a gradient that needs overwritten versions is a cycle; snapshot
       // the second-order gradient too (the reference's gg = d/dx sum(dy/dx))
       auto gg = computeGradients(sumAll((*grads)[0]), std::vector<const UOp *>{x});
       REQUIRE(gg.ok());
-      g->roots = {rf::sink(ctx, {g->roots[0]->src(0), gradientOutput((*grads)[0]), gradientOutput((*gg)[0])})};
-      auto cg = CompiledGraph::build(std::move(*g));
+      g->roots = {rf::sink(ctx, {g->roots[0]->src(0), (*grads)[0], (*gg)[0]})};
+      auto cg = CompiledGraph::build(ctx, *g);
       if (!snapshot) {
         // the gradient reads y's versions that later assigns overwrite
         REQUIRE_FALSE(cg.ok());
@@ -429,4 +406,62 @@ TEST_CASE("grad: a gradient that needs overwritten versions is a cycle; snapshot
         CHECK((*got2)[i] == doctest::Approx(e * (e - 1) * std::pow(xv, e - 2)).epsilon(1e-5));
       }
     }
+}
+
+TEST_CASE("grad: an SGD step on the corpus MLP (gr01) updates its weights by tinygrad's gradients") {
+  // one artifact: loss, gradients, and w.assign(w - lr*grad) for w1, b1, w2, b2
+  registerPassesOnce();
+  fs::path dir = fs::path(TGC_CORPUS_DIR) / "gr01_mlp_ce";
+  REQUIRE_MESSAGE(fs::exists(dir / "meta.json"), "missing corpus case gr01_mlp_ce");
+  nlohmann::json meta = nlohmann::json::parse(std::ifstream(dir / "meta.json"));
+  Context ctx;
+  Result<Graph> doc = readGraphJSONFile(ctx, (dir / "graph.json").string());
+  REQUIRE(doc.ok());
+  Graph g = std::move(*doc);
+  GradRequest req;
+  for (const auto &w : meta.at("grad").at("wrt")) req.wrt.push_back(w.get<int64_t>());
+  auto outs = addGradients(g, req);
+  REQUIRE(outs.ok());
+  const float lr = 0.5f;
+  std::vector<const UOp *> src(g.roots[0]->src().begin(), g.roots[0]->src().end());
+  std::vector<std::pair<const UOp *, int64_t>> weights; // (BUFFER, wrt node id)
+  for (size_t i = 0; i < req.wrt.size(); ++i) {
+    const UOp *t = *findDocumentNode(g, req.wrt[i]), *buf = t;
+    while (buf->is(Op::RESHAPE)) buf = buf->src(0);
+    REQUIRE(buf->is(Op::BUFFER));
+    UOpRef next = UOpRef(t) - UOpRef(src[(*outs)[i]]) * lr;
+    src.push_back(rf::after(buf, {rf::store(buf, rf::flatten(next))}));
+    weights.emplace_back(buf, req.wrt[i]);
+  }
+  g.roots = {rf::sink(ctx, src)};
+  auto cg = CompiledGraph::build(ctx, g);
+  REQUIRE_MESSAGE(cg.ok(), (cg.ok() ? "" : cg.error().str()));
+  REQUIRE((*cg)->run().ok());
+  for (auto [buf, id] : weights) {
+    std::string file = meta.at("grad").at("files").at(std::to_string(id)).get<std::string>();
+    CAPTURE(file);
+    rt::NpyArray gradWant;
+    std::string err;
+    REQUIRE(rt::readNpy((dir / file).string(), gradWant, err));
+    const BufferFile *bf = nullptr;
+    for (const BufferFile &b : g.buffers)
+      if (b.node == buf) bf = &b;
+    REQUIRE(bf);
+    auto before = loadBufferFile(g, *bf);
+    REQUIRE(before.ok());
+    REQUIRE(before->size() == gradWant.data.size());
+    std::vector<float> w0(before->size() / 4), gw(before->size() / 4);
+    std::memcpy(w0.data(), before->data(), before->size());
+    std::memcpy(gw.data(), gradWant.data.data(), gradWant.data.size());
+    // the weight buffer is an in-out of the model, named by its graph.json node id
+    const Location *loc = ctx.location(buf);
+    REQUIRE((loc && loc->nodeId >= 0));
+    auto after = (*cg)->tensor("n" + std::to_string(loc->nodeId));
+    REQUIRE_MESSAGE(after.ok(), (after.ok() ? "" : after.error().str()));
+    REQUIRE(after->size() == w0.size());
+    for (size_t k = 0; k < w0.size(); ++k) {
+      CAPTURE(k);
+      CHECK((*after)[k] == doctest::Approx(w0[k] - lr * gw[k]).epsilon(1e-4).scale(1e-2));
+    }
+  }
 }

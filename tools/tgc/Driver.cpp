@@ -33,6 +33,16 @@ Format detectFormat(const std::string &path, std::string_view text) {
   return Format::Text;
 }
 
+Format formatFor(const std::string &option, const std::string &path, std::string_view text) {
+  return option == "json" ? Format::JSON : option == "text" ? Format::Text : detectFormat(path, text);
+}
+
+void addFormatOption(CLI::App *cmd, std::string &format) {
+  cmd->add_option("--format", format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+}
+
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits) {
   std::string name = path == "-" ? "<stdin>" : path;
@@ -57,6 +67,32 @@ Status parseDocument(Context &ctx, const std::string &path, Format fmt, const In
   g.roots = {root};
   g.rootNames = {rootSel};
   return Status::success();
+}
+
+void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect) {
+  cmd->add_option("--grad", o.grad, "Differentiate this output (out<I>, default out0; a float scalar), see --wrt");
+  cmd->add_option("--wrt", o.wrt,
+                  "Nodes of the input graph to differentiate against, n<K> = node K (e.g. n12,n40): " + wrtEffect);
+}
+
+bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req) {
+  req.reset();
+  if (o.grad.empty() && o.wrt.empty()) return true;
+  Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
+  if (!r) {
+    std::cerr << "tgc " << command << ": error: " << r.error().message << "\n";
+    return false;
+  }
+  req = *r;
+  return true;
+}
+
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g) {
+  Result<std::string> text = readInput(path);
+  if (!text) return text.error();
+  Format fmt = formatFor(format, path, *text);
+  return parseDocument(ctx, path, fmt, {*text, 0}, rootSel, g, limits);
 }
 
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {

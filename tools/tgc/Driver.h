@@ -4,9 +4,11 @@
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/Limits.h"
+#include "Schedule/Grad.h"
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,17 +35,37 @@ void report(const Diagnostic &d);
 /// Reads path ("-" = stdin) and decides its format from the extension or content.
 Result<std::string> readInput(const std::string &path);
 Format detectFormat(const std::string &path, std::string_view text);
+/// The form a --format value ("auto", "json", "text") means for `path` holding `text`.
+Format formatFor(const std::string &option, const std::string &path, std::string_view text);
+/// Adds --format (auto, json, text) to a subcommand.
+void addFormatOption(CLI::App *cmd, std::string &format);
 /// Parses one document into g. `rootSel` keeps only that root when non-empty.
 /// A graph beyond `limits` is refused (before any pass sees it).
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
+/// Reads and parses the whole document at `path` (format "auto", "json" or
+/// "text"; --root selection and limits as parseDocument), for the commands
+/// that take one model.
+Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
+                    const ResourceLimits &limits, Graph &g);
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
+
+/// --grad/--wrt: gradients of an output added as extra outputs (docs/grad.md).
+struct GradOptions {
+  std::string grad, wrt;
+};
+/// Adds --grad and --wrt; `wrtEffect` says what the command does with the gradients.
+void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect);
+/// The request --grad/--wrt spell (nullopt if neither is given); a bad
+/// spelling is printed as "tgc <command>: error: ..." and gives false.
+bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
 
 void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);
 #if TGC_ENABLE_CODEGEN
 void addRunCommand(CLI::App &app, int &exitCode);
+void addCompileCommand(CLI::App &app, int &exitCode);
 #endif
 
 } // namespace tgc::driver

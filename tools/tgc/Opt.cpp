@@ -5,7 +5,6 @@
 #include "IR/JSON.h"
 #include "IR/Pass.h"
 #include "IR/TextFormat.h"
-#include "Schedule/Grad.h"
 #include "Runtime/FileIO.h"
 
 #include <algorithm>
@@ -24,7 +23,7 @@ struct OptOptions {
   std::string format = "auto";
   std::string root;
   std::string passes;
-  std::string grad, wrt; ///< --grad/--wrt: a request for the `grad` pass
+  GradOptions grad; ///< --grad/--wrt: a request for the `grad` pass
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
   bool splitInputFile = false;
@@ -73,13 +72,8 @@ int runOpt(const OptOptions &o) {
     }
   }
   std::optional<GradRequest> gradReq;
-  if (!o.grad.empty() || !o.wrt.empty()) {
-    Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
-    if (!r) {
-      std::cerr << "tgc opt: error: " << r.error().message << "\n";
-      return kUsage;
-    }
-    gradReq = *r;
+  if (!gradRequest(o.grad, "opt", gradReq)) return kUsage;
+  if (gradReq) {
     // the request is for the grad pass: run it first unless the pipeline places it
     const PassInfo *grad = PassRegistry::instance().lookup("grad");
     if (std::find(pipeline->begin(), pipeline->end(), grad) == pipeline->end()) pipeline->insert(pipeline->begin(), grad);
@@ -89,7 +83,7 @@ int runOpt(const OptOptions &o) {
     report(text.error());
     return kFailure;
   }
-  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
+  Format fmt = formatFor(o.format, o.input, *text);
   if (o.splitInputFile && fmt == Format::JSON) {
     std::cerr << "tgc opt: error: --split-input-file applies to the text form only\n";
     return kUsage;
@@ -161,14 +155,11 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--emit", o->emit,
                   "Output form: text, json, or dot (Graphviz: the schedule of a LINEAR with RAW/WAR/WAW edges, "
                   "else the kernel graph, else the tensor graph)")->check(CLI::IsMember({"text", "json", "dot"}))->capture_default_str();
-  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
-      ->check(CLI::IsMember({"auto", "json", "text"}))
-      ->capture_default_str();
+  addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index), "
                                      "e.g. kernel_graph[0]");
   cmd->add_option("--passes", o->passes, "Comma-separated pass pipeline, e.g. verify,simplify");
-  cmd->add_option("--grad", o->grad, "Gradient request for the `grad` pass: the loss output (out<I>, default out0)");
-  cmd->add_option("--wrt", o->wrt, "Nodes of the input graph to differentiate against, e.g. n12,n40 (runs the grad pass first unless --passes places it)");
+  addGradOptions(cmd, o->grad, "the grad pass adds their gradients as outputs (first, unless --passes places it)");
   cmd->add_option("--print-after", o->printAfter, "Print the graph (to stderr) after this pass; repeatable")
       ->delimiter(',');
   cmd->add_flag("--print-after-all", o->printAfterAll, "Print the graph after every pass");

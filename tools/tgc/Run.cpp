@@ -14,7 +14,6 @@
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
 #include "Runtime/Npy.h"
-#include "Schedule/Grad.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,7 +36,7 @@ struct RunOptions {
   std::string format = "auto";
   std::string root;
   int repeat = 0;
-  std::string grad, wrt; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
+  GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
   ResourceLimits limits;
 };
@@ -93,24 +92,11 @@ int runModel(const RunOptions &o) {
   }
 
   std::optional<GradRequest> gradReq;
-  if (!o.grad.empty() || !o.wrt.empty()) {
-    Result<GradRequest> r = parseGradRequest(o.grad.empty() ? "out0" : o.grad, o.wrt);
-    if (!r) {
-      std::cerr << "tgc run: error: " << r.error().message << "\n";
-      return kUsage;
-    }
-    gradReq = *r;
-  }
+  if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
 
-  Result<std::string> text = readInput(o.input);
-  if (!text) {
-    report(text.error());
-    return kFailure;
-  }
-  Format fmt = o.format == "json" ? Format::JSON : o.format == "text" ? Format::Text : detectFormat(o.input, *text);
   auto ctx = std::make_unique<Context>();
   Graph g;
-  if (Status st = parseDocument(*ctx, o.input, fmt, {*text, 0}, o.root, g, o.limits); !st.ok()) {
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
     report(st.error());
     return kFailure;
   }
@@ -256,14 +242,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--grad", o->grad,
-                  "Also compute gradients of this output (out<I>, default out0; a float scalar), see --wrt");
-  cmd->add_option("--wrt", o->wrt,
-                  "Nodes to differentiate against, n<K> = node K of the input graph (e.g. n12,n40): their gradients "
-                  "become extra outputs, also written as grad_n<K>.npy");
-  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
-      ->check(CLI::IsMember({"auto", "json", "text"}))
-      ->capture_default_str();
+  addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
+  addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);

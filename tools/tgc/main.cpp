@@ -40,6 +40,7 @@ int main(int argc, char **argv) {
   driver::addExplainScheduleCommand(app, exitCode);
 #if TGC_ENABLE_CODEGEN
   driver::addRunCommand(app, exitCode);
+  driver::addCompileCommand(app, exitCode);
 #endif
 
   try {

@@ -1,0 +1,334 @@
+//===- ModelCodegen.cpp - a model as an object file -----------------------===//
+//
+// Adds the model's entry points to the schedule module (ScheduleModule.h) and
+// its metadata tables, then emits object code / assembly. tinygrad has no
+// counterpart (it runs schedules from Python); the entry is what its
+// `run_linear` does for one LINEAR, with the buffers bound once: interface
+// tensors are the caller's pointers, intermediates live at their memory-plan
+// offsets in one workspace.
+//
+//   NAME_run_tensors(tensors, ws):
+//     any tensor pointer NULL (non-empty tensor)  -> TGC_ERR_NULL_TENSOR
+//     misaligned tensor / workspace               -> TGC_ERR_MISALIGNED
+//     ws == NULL and a workspace is needed: aligned_alloc, or TGC_ERR_NO_MEMORY
+//     copy-in, the calls, copy-out (tensors that do not own their buffer)
+//     free what it allocated; return TGC_OK
+//   NAME_run(p0, ..., pN, ws): packs the pointers and calls NAME_run_tensors.
+//
+// Embedded weights (ModelCodegenOptions::embedded) are internal read-only
+// globals, 64-byte aligned; the entry uses their address as the tensor's.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/ModelCodegen.h"
+#include "Codegen/ScheduleModule.h"
+#include "Runtime/ModelABI.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+namespace tgc {
+
+using namespace mlir;
+
+namespace {
+
+Diagnostic modelError(const Model &m, std::string msg) {
+  Location loc;
+  loc.file = m.name;
+  return Diagnostic(std::move(loc), std::move(msg));
+}
+
+/// The read-only global holding embedded tensor i.
+std::string weightSymbol(const Model &m, size_t i) { return m.name + "_weight_" + cIdentifier(m.tensors[i].name); }
+
+class EntryBuilder {
+public:
+  EntryBuilder(ModuleOp module, const Model &model, const MemoryPlan &mem, const std::map<size_t, std::string> &embedded)
+      : module_(module), model_(model), mem_(mem), embedded_(embedded), b_(module.getContext()),
+        loc_(b_.getUnknownLoc()), ptr_(LLVM::LLVMPointerType::get(module.getContext())) {
+    for (size_t i = 0; i < model.tensors.size(); ++i)
+      if (!embedded.count(i)) exposed_.push_back(i);
+  }
+
+  void build() {
+    module_.getContext()->loadDialect<cf::ControlFlowDialect>();
+    b_.setInsertionPointToEnd(module_.getBody());
+    // Embedded weights: declared here, given their bytes in LLVM IR (addWeights).
+    for (const auto &[i, bytes] : embedded_)
+      LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(b_.getI8Type(), bytes.size()), /*isConstant=*/true,
+                             LLVM::Linkage::External, weightSymbol(model_, i), mlir::Attribute());
+    buildTensorsEntry();
+    buildPositionalEntry();
+  }
+
+private:
+  mlir::Value i64(int64_t v) { return arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(v)); }
+  mlir::Value i32(int32_t v) { return arith::ConstantOp::create(b_, loc_, b_.getI32IntegerAttr(v)); }
+  mlir::Value byteAt(mlir::Value base, int64_t off) {
+    if (off == 0) return base;
+    return LLVM::GEPOp::create(b_, loc_, ptr_, b_.getI8Type(), base, llvm::ArrayRef<LLVM::GEPArg>{int32_t(off)},
+                               LLVM::GEPNoWrapFlags::inbounds);
+  }
+  /// err = cond ? code : err
+  mlir::Value failIf(mlir::Value cond, int32_t code, mlir::Value err) {
+    return arith::SelectOp::create(b_, loc_, cond, i32(code), err);
+  }
+  mlir::Value misaligned(mlir::Value p, int64_t align) {
+    if (align <= 1) return arith::ConstantOp::create(b_, loc_, b_.getBoolAttr(false));
+    mlir::Value bits = LLVM::PtrToIntOp::create(b_, loc_, b_.getI64Type(), p);
+    mlir::Value low = arith::AndIOp::create(b_, loc_, bits, i64(align - 1));
+    return arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, low, i64(0));
+  }
+  mlir::Value isNull(mlir::Value p) {
+    mlir::Value null = LLVM::ZeroOp::create(b_, loc_, ptr_);
+    return LLVM::ICmpOp::create(b_, loc_, LLVM::ICmpPredicate::eq, p, null);
+  }
+
+  void buildTensorsEntry() {
+    auto allocFn = func::FuncOp::create(b_, loc_, "aligned_alloc",
+                                        b_.getFunctionType({b_.getI64Type(), b_.getI64Type()}, {ptr_}));
+    allocFn.setPrivate();
+    auto freeFn = func::FuncOp::create(b_, loc_, "free", b_.getFunctionType({ptr_}, {}));
+    freeFn.setPrivate();
+
+    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run_tensors",
+                                   b_.getFunctionType({ptr_, ptr_}, {b_.getI32Type()}));
+    Block *entry = fn.addEntryBlock();
+    Block *fail = fn.addBlock();
+    fail->addArgument(b_.getI32Type(), loc_);
+    Block *ok = fn.addBlock();
+    b_.setInsertionPointToEnd(fail);
+    func::ReturnOp::create(b_, loc_, fail->getArgument(0));
+
+    // Checks.
+    b_.setInsertionPointToEnd(entry);
+    mlir::Value tensors = entry->getArgument(0), wsArg = entry->getArgument(1);
+    std::vector<mlir::Value> data(model_.tensors.size());
+    mlir::Value err = i32(TGC_OK);
+    for (size_t a = 0; a < exposed_.size(); ++a) {
+      const ModelTensor &t = model_.tensors[exposed_[a]];
+      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, tensors, llvm::ArrayRef<LLVM::GEPArg>{int32_t(a)},
+                                             LLVM::GEPNoWrapFlags::inbounds);
+      mlir::Value p = data[exposed_[a]] = LLVM::LoadOp::create(b_, loc_, ptr_, slot);
+      if (t.bytes == 0) continue;
+      err = failIf(misaligned(p, t.dtype.itemsize()), TGC_ERR_MISALIGNED, err);
+      err = failIf(isNull(p), TGC_ERR_NULL_TENSOR, err);
+    }
+    for (const auto &[i, bytes] : embedded_) data[i] = LLVM::AddressOfOp::create(b_, loc_, ptr_, weightSymbol(model_, i));
+    bool needWs = mem_.workspaceBytes > 0;
+    if (needWs) err = failIf(misaligned(wsArg, MemoryPlan::kAlignment), TGC_ERR_MISALIGNED, err);
+    mlir::Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, err, i32(TGC_OK));
+    cf::CondBranchOp::create(b_, loc_, bad, fail, mlir::ValueRange{err}, ok, mlir::ValueRange{});
+
+    // The workspace: the caller's, or allocated here.
+    b_.setInsertionPointToEnd(ok);
+    mlir::Value ws = wsArg, allocated;
+    Block *run = ok;
+    if (needWs) {
+      allocated = isNull(wsArg);
+      auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{ptr_}, allocated, /*withElse=*/true);
+      b_.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      mlir::Value p = func::CallOp::create(b_, loc_, allocFn, mlir::ValueRange{i64(MemoryPlan::kAlignment),
+                                                                               i64(mem_.workspaceBytes)})
+                          .getResult(0);
+      scf::YieldOp::create(b_, loc_, p);
+      b_.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b_, loc_, wsArg);
+      b_.setInsertionPointAfter(ifOp);
+      ws = ifOp.getResult(0);
+      mlir::Value noMemory = arith::AndIOp::create(b_, loc_, allocated, isNull(ws));
+      run = fn.addBlock();
+      cf::CondBranchOp::create(b_, loc_, noMemory, fail, mlir::ValueRange{i32(TGC_ERR_NO_MEMORY)}, run,
+                               mlir::ValueRange{});
+      b_.setInsertionPointToEnd(run);
+    }
+
+    // Buffer bases, copy-in, the calls, copy-out.
+    const SchedulePlan &plan = model_.plan;
+    std::vector<mlir::Value> base(plan.buffers.size());
+    for (size_t bi = 0; bi < plan.buffers.size(); ++bi)
+      base[bi] = mem_.offset[bi] < 0 ? data[mem_.owner[bi]] : byteAt(ws, mem_.offset[bi]);
+    auto copies = [&](bool in) {
+      for (size_t i = 0; i < model_.tensors.size(); ++i) {
+        const ModelTensor &t = model_.tensors[i];
+        if (t.bytes == 0 || mem_.owner[t.buffer] == int(i)) continue;
+        bool reads = t.role != ModelTensor::Role::Output, writes = t.role != ModelTensor::Role::Input;
+        if (in ? !reads : !writes) continue;
+        mlir::Value view = byteAt(base[t.buffer], t.byteOffset);
+        LLVM::MemcpyOp::create(b_, loc_, in ? view : data[i], in ? data[i] : view, i64(t.bytes), false);
+      }
+    };
+    copies(true);
+    codegen::emitScheduleCalls(b_, plan, [&](int bi) { return base[bi]; });
+    copies(false);
+    if (needWs) {
+      auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{}, allocated, /*withElse=*/false);
+      b_.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      func::CallOp::create(b_, loc_, freeFn, mlir::ValueRange{ws});
+      b_.setInsertionPointAfter(ifOp);
+    }
+    func::ReturnOp::create(b_, loc_, i32(TGC_OK));
+    b_.setInsertionPointAfter(fn);
+  }
+
+  void buildPositionalEntry() {
+    size_t n = exposed_.size();
+    std::vector<Type> params(n + 1, ptr_);
+    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run", b_.getFunctionType(params, {b_.getI32Type()}));
+    Block *entry = fn.addEntryBlock();
+    b_.setInsertionPointToEnd(entry);
+    mlir::Value array = LLVM::ZeroOp::create(b_, loc_, ptr_);
+    if (n > 0) {
+      array = LLVM::AllocaOp::create(b_, loc_, ptr_, ptr_, i64(int64_t(n)));
+      for (size_t i = 0; i < n; ++i) {
+        mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                               LLVM::GEPNoWrapFlags::inbounds);
+        LLVM::StoreOp::create(b_, loc_, entry->getArgument(i), slot);
+      }
+    }
+    auto call = func::CallOp::create(b_, loc_, model_.name + "_run_tensors", TypeRange{b_.getI32Type()},
+                                     mlir::ValueRange{array, entry->getArgument(n)});
+    func::ReturnOp::create(b_, loc_, call.getResult(0));
+    b_.setInsertionPointAfter(fn);
+  }
+
+  ModuleOp module_;
+  const Model &model_;
+  const MemoryPlan &mem_;
+  const std::map<size_t, std::string> &embedded_;
+  std::vector<size_t> exposed_;
+  OpBuilder b_;
+  mlir::Location loc_;
+  Type ptr_;
+};
+
+/// The bytes of the embedded weights, 64-byte aligned, local to the object.
+Status addWeights(llvm::Module &m, const Model &model, const std::map<size_t, std::string> &embedded) {
+  for (const auto &[i, bytes] : embedded) {
+    llvm::GlobalVariable *g = m.getGlobalVariable(weightSymbol(model, i));
+    if (!g) return modelError(model, "internal: the weight of " + model.tensors[i].name + " was not declared");
+    g->setInitializer(llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(m.getContext())));
+    g->setLinkage(llvm::GlobalValue::InternalLinkage);
+    g->setAlignment(llvm::Align(MemoryPlan::kAlignment));
+  }
+  return Status::success();
+}
+
+/// NAME_tensors[] and NAME_model (Runtime/ModelABI.h layouts).
+Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, const std::vector<size_t> &exposed) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *i64Ty = llvm::Type::getInt64Ty(ctx);
+  auto *i32Ty = llvm::Type::getInt32Ty(ctx);
+  auto privateConst = [&](llvm::Constant *init, const std::string &name) {
+    auto *g = new llvm::GlobalVariable(m, init->getType(), /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage, init,
+                                       name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return g;
+  };
+  auto str = [&](const std::string &s, const std::string &name) {
+    return privateConst(llvm::ConstantDataArray::getString(ctx, s, /*AddNull=*/true), name);
+  };
+  auto *tensorTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i64Ty, i32Ty, i32Ty, i32Ty, i32Ty},
+                                            "tgc_tensor_info");
+  std::vector<llvm::Constant *> rows;
+  for (size_t i = 0; i < exposed.size(); ++i) {
+    const ModelTensor &t = model.tensors[exposed[i]];
+    std::string prefix = ".tgc." + model.name + "." + std::to_string(i);
+    llvm::Constant *shape = llvm::ConstantPointerNull::get(ptrTy);
+    int64_t numel = 1;
+    std::vector<llvm::Constant *> dims;
+    for (int64_t d : t.shape) {
+      dims.push_back(llvm::ConstantInt::get(i64Ty, d));
+      numel *= d;
+    }
+    if (!dims.empty()) shape = privateConst(llvm::ConstantArray::get(llvm::ArrayType::get(i64Ty, dims.size()), dims), prefix + ".shape");
+    int role = t.role == ModelTensor::Role::Input ? TGC_ROLE_INPUT : t.role == ModelTensor::Role::Output ? TGC_ROLE_OUTPUT : TGC_ROLE_INOUT;
+    rows.push_back(llvm::ConstantStruct::get(
+        tensorTy, {str(t.name, prefix + ".name"), str(std::string(t.dtype.name()), prefix + ".dtype"), shape,
+                   llvm::ConstantInt::get(i64Ty, numel), llvm::ConstantInt::get(i64Ty, t.bytes),
+                   llvm::ConstantInt::get(i64Ty, t.dtype.itemsize()), llvm::ConstantInt::get(i32Ty, role),
+                   llvm::ConstantInt::get(i32Ty, modelDTypeCode(t.dtype)), llvm::ConstantInt::get(i32Ty, t.shape.size()),
+                   llvm::ConstantInt::get(i32Ty, t.dtype.itemsize())}));
+  }
+  auto *tableTy = llvm::ArrayType::get(tensorTy, rows.size());
+  auto *table = new llvm::GlobalVariable(m, tableTy, true, llvm::GlobalValue::ExternalLinkage,
+                                         llvm::ConstantArray::get(tableTy, rows), model.name + "_tensors");
+  table->setAlignment(llvm::Align(8));
+  llvm::Function *run = m.getFunction(model.name + "_run_tensors");
+  if (!run) return modelError(model, "internal: the entry function was not emitted");
+  auto *modelTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty}, "tgc_model_info");
+  auto *desc = new llvm::GlobalVariable(
+      m, modelTy, true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantStruct::get(modelTy, {str(model.name, ".tgc." + model.name + ".name"), table, run,
+                                          llvm::ConstantInt::get(i64Ty, mem.workspaceBytes),
+                                          llvm::ConstantInt::get(i64Ty, MemoryPlan::kAlignment),
+                                          llvm::ConstantInt::get(i32Ty, TGC_MODEL_ABI_VERSION),
+                                          llvm::ConstantInt::get(i32Ty, int(exposed.size()))}),
+      model.name + "_model");
+  desc->setAlignment(llvm::Align(8));
+  return Status::success();
+}
+
+} // namespace
+
+Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory, const ModelCodegenOptions &opts) {
+  if (model.name.empty() || cIdentifier(model.name) != model.name)
+    return modelError(model, "model name '" + model.name + "' is not a C identifier");
+  if (memory.offset.size() != model.plan.buffers.size() || memory.owner.size() != model.plan.buffers.size())
+    return modelError(model, "the memory plan does not match the model's buffers");
+  std::set<size_t> embedded;
+  for (const auto &[i, bytes] : opts.embedded) {
+    if (i >= model.tensors.size() || model.tensors[i].role != ModelTensor::Role::Input ||
+        int64_t(bytes.size()) != model.tensors[i].bytes)
+      return modelError(model, "only an input tensor with all its bytes can be embedded");
+    embedded.insert(i);
+  }
+  for (const ModelTensor &t : model.tensors)
+    if (!modelDTypeCode(t.dtype))
+      return modelError(model, "tensor " + t.name + " has dtype " + std::string(t.dtype ? t.dtype.name() : "?") +
+                                   ", which a compiled model cannot expose");
+  auto tm = codegen::createTargetMachine(opts.target);
+  if (!tm) return tm.error();
+  codegen::ScheduleModuleHooks hooks;
+  hooks.exportEntries = false;
+  hooks.addMLIR = [&](ModuleOp m) {
+    EntryBuilder(m, model, memory, opts.embedded).build();
+    return Status::success();
+  };
+  hooks.addLLVM = [&](llvm::Module &m) {
+    if (Status s = addWeights(m, model, opts.embedded); !s) return s;
+    return addMetadata(m, model, memory, exposedTensors(model, embedded));
+  };
+  auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.target.optLevel, opts.keepMLIR, **tm);
+  if (!lowered) return lowered.error();
+  ModelArtifacts out;
+  out.mlir = std::move(lowered->mlirText);
+  if (opts.keepLLVMIR) out.llvmIR = codegen::printLLVMIR(*lowered->module);
+  if (opts.emitAssembly) {
+    // Code generation may change the module: the assembly comes from a copy.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*lowered->module);
+    auto text = codegen::emitAssembly(*copy, **tm);
+    if (!text) return text.error();
+    out.assembly = std::move(*text);
+  }
+  if (opts.emitObject) {
+    auto obj = codegen::emitObject(*lowered->module, **tm);
+    if (!obj) return obj.error();
+    out.object = std::move(*obj);
+  }
+  return out;
+}
+
+} // namespace tgc

@@ -1,0 +1,62 @@
+//===- ModelCodegen.h - a model as an object file and a C header -*- C++ -*-===//
+//
+// What `tgc compile` emits (docs/codegen.md, "The compiled model"): one
+// object file with a function per kernel (internal) and, per model NAME,
+//
+//   int NAME_run(const T0 *in0, ..., T9 *out0, ..., void *workspace);
+//   int NAME_run_tensors(void *const *tensors, void *workspace);
+//   const tgc_tensor_info NAME_tensors[];   const tgc_model_info NAME_model;
+//
+// (plain C ABI, caller-owned memory, status codes of Runtime/ModelABI.h),
+// plus the C header that declares them with compile-time constants. Inputs
+// may instead be embedded as read-only data (weights).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Lower.h"
+#include "Codegen/MemoryPlan.h"
+#include "Codegen/Model.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tgc {
+
+struct ModelCodegenOptions {
+  codegen::TargetOptions target;
+  /// Input tensors (index into Model::tensors) whose data becomes read-only
+  /// data in the object (`--weights=embed`): they leave the entry's argument
+  /// list, the metadata table and the header. Each string holds the bytes.
+  std::map<size_t, std::string> embedded;
+  bool emitObject = true;
+  bool keepMLIR = false;     ///< ModelArtifacts::mlir: kernels + entries before lowering
+  bool keepLLVMIR = false;   ///< ModelArtifacts::llvmIR: the optimized module
+  bool emitAssembly = false; ///< ModelArtifacts::assembly
+};
+
+struct ModelArtifacts {
+  std::string object, mlir, llvmIR, assembly;
+};
+
+/// Compiles `model` with its memory plan for `opts.target`.
+Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory, const ModelCodegenOptions &opts);
+
+/// The C header of a compiled model (C99 and C++); `embedded` as in ModelCodegenOptions.
+std::string modelHeader(const Model &model, const MemoryPlan &memory, const std::set<size_t> &embedded = {});
+
+/// A C99 smoke test (`--emit=test`) and benchmark (`--emit=benchmark`) of
+/// model `name`, written against its header file `header` alone.
+std::string modelTestProgram(const std::string &name, const std::string &header);
+std::string modelBenchmarkProgram(const std::string &name, const std::string &header);
+
+/// The tensors the caller provides, in argument order: all but the embedded ones.
+std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &embedded);
+
+/// TGC_DTYPE_* of Runtime/ModelABI.h, 0 for a dtype a model cannot expose.
+int modelDTypeCode(DType dt);
+
+} // namespace tgc

@@ -1,0 +1,55 @@
+//===- ScheduleModule.h - one module for a whole schedule (internal) -*- C++ -*-===//
+//
+// The shared middle of Schedule.cpp (JIT, tgc_run objects) and
+// ModelCodegen.cpp (model objects for `tgc compile`): every kernel of a plan
+// lowered into one MLIR module, the caller's own functions added to it, then
+// LLVM IR optimized for a target. Includes MLIR/LLVM headers' forward
+// declarations only; drivers use Schedule.h / ModelCodegen.h instead.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Schedule.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+namespace mlir {
+class ModuleOp;
+class OpBuilder;
+class Value;
+} // namespace mlir
+
+namespace tgc::codegen {
+
+struct ScheduleModuleHooks {
+  /// Export the per-kernel `_entry` wrappers (otherwise internal, and dropped when unused).
+  bool exportEntries = true;
+  /// Functions the caller adds to the MLIR module after the kernels.
+  std::function<Status(mlir::ModuleOp)> addMLIR;
+  /// Globals the caller adds to the LLVM module before it is optimized.
+  std::function<Status(llvm::Module &)> addLLVM;
+};
+
+struct LoweredSchedule {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::Module> module;
+  std::string mlirText; ///< the MLIR before lowering, when asked for
+};
+
+/// Lowers every kernel of `plan`, applies `hooks`, translates and optimizes.
+Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks, unsigned optLevel,
+                                      bool keepMLIR, llvm::TargetMachine &tm);
+
+/// Emits the calls of `plan` in order at `b`'s insertion point: kernel calls
+/// with argument pointers base(buffer) + byte offset, COPY as memcpy/memmove.
+void emitScheduleCalls(mlir::OpBuilder &b, const SchedulePlan &plan,
+                       const std::function<mlir::Value(int buffer)> &base);
+
+} // namespace tgc::codegen

@@ -1,0 +1,32 @@
+//===- Launcher.h - drive any compiled model from the command line -*- C++ -*-===//
+//
+// The generic `main` of `tgc compile --emit=exe`: everything it knows about
+// the model comes from the model's metadata table (ModelABI.h), so one
+// launcher serves every model. Std-only: deployed executables do not carry
+// LLVM.
+//
+//   ./model [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--list]
+//
+// Inputs not given start zero-filled. Every .npy is checked against the table
+// (dtype, shape, byte size) before anything runs; a flat (rank-1) tensor, as
+// input buffers are, takes any shape with its element count. Outputs are written as
+// DIR/<name>.npy, in-outs as DIR/<name>.after.npy, each atomically. With
+// --repeat N: a warm-up run, then N timed runs (in-outs restored before each,
+// untimed); the last line of stdout is `median_ms=<float>`.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Runtime/ModelABI.h"
+
+namespace tgc::rt {
+
+/// The .npy kind and width ("f4", "b1", ...; byte order aside) of a
+/// TGC_DTYPE_*, or null; bfloat16 travels as its raw bits ("u2").
+const char *npyKind(int32_t dtype);
+
+/// Runs the launcher for `model`; returns the process exit code (0 ok,
+/// 1 bad input or a failed run, 2 bad command line).
+int launcherMain(const tgc_model_info &model, int argc, char **argv);
+
+} // namespace tgc::rt

@@ -1,0 +1,287 @@
+//===- Compile.cpp - `tgc compile`: a model as object, header, executable -===//
+//
+// GRAPH -> Model (a LINEAR document as it is, see Codegen/LinearModel.h) ->
+// memory plan -> object file + C header (Codegen/ModelCodegen.h), and an
+// executable linked with the generic launcher (Runtime/Launcher.h). Every
+// file lands beside -o with its stem; nothing is written unless every
+// requested artifact was produced.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+
+#include "Codegen/LinearModel.h"
+#include "Codegen/MemoryPlan.h"
+#include "Codegen/ModelCodegen.h"
+#include "IR/JSON.h"
+#include "Runtime/FileIO.h"
+#include "Runtime/Launcher.h"
+#include "Runtime/Npy.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tgc::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompileOptions {
+  std::string input = "-";
+  std::string output;
+  std::vector<std::string> emit;
+  std::string name;
+  std::string target;
+  std::string cpu;
+  std::string format = "auto";
+  std::string root;
+  std::string weights = "pass";
+  unsigned optLevel = 3;
+  bool stats = false;
+  ResourceLimits limits;
+};
+
+const std::set<std::string> kEmitKinds = {"obj", "header", "exe", "llvm", "mlir", "asm", "test", "benchmark"};
+
+/// Where a file of the toolchain is: an environment override, beside the
+/// installed tgc (<prefix>/bin/tgc -> <prefix>/<libdir>), or the build tree.
+std::string findRuntimeLib(const std::string &file) {
+  std::vector<fs::path> dirs;
+  if (const char *env = std::getenv("TGC_RUNTIME_DIR")) dirs.push_back(env);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+#ifdef TGC_INSTALL_LIBDIR
+  if (!ec) dirs.push_back(self.parent_path().parent_path() / TGC_INSTALL_LIBDIR);
+#endif
+  if (!ec) dirs.push_back(self.parent_path().parent_path() / "lib");
+#ifdef TGC_BUILD_RUNTIME_DIR
+  dirs.push_back(TGC_BUILD_RUNTIME_DIR);
+#endif
+  for (const fs::path &d : dirs)
+    if (fs::exists(d / file, ec)) return (d / file).string();
+  return "";
+}
+
+std::string linkerDriver() {
+  if (const char *env = std::getenv("TGC_CXX")) return env;
+#ifdef TGC_LINK_CXX
+  if (fs::exists(TGC_LINK_CXX)) return TGC_LINK_CXX;
+#endif
+  return "clang++-22";
+}
+
+/// Runs argv; returns the exit status (-1 if it could not start).
+int runProgram(const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Links `object` with the launcher into `exe`; a message on failure.
+std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe) {
+  std::string launcher = findRuntimeLib("libtgc_launcher.a"), runtime = findRuntimeLib("libtgc_runtime.a");
+  if (launcher.empty() || runtime.empty())
+    return "cannot find libtgc_launcher.a / libtgc_runtime.a (set TGC_RUNTIME_DIR to the folder that holds them)";
+  std::vector<std::string> argv = {linkerDriver(), "-o", exe, object, "-Wl,--defsym=tgc_launcher_model=" + modelSymbol,
+                                   launcher, runtime, "-lm"};
+#ifdef TGC_LLD
+  argv.push_back(fs::exists(TGC_LLD) ? std::string("--ld-path=") + TGC_LLD : "-fuse-ld=lld");
+#else
+  argv.push_back("-fuse-ld=lld");
+#endif
+  int rc = runProgram(argv);
+  if (rc == 0) return "";
+  std::string cmd;
+  for (const std::string &a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return rc < 0 || rc == 127 ? "cannot run the linker: " + cmd : "linking failed (exit " + std::to_string(rc) + "): " + cmd;
+}
+
+int fail(const std::string &msg) {
+  std::cerr << "tgc compile: error: " << msg << "\n";
+  return kFailure;
+}
+
+/// The model of a document: a LINEAR as it is, a tensor graph through buildModel.
+Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name, int64_t &tinygradArena) {
+  const UOp *linear = g.root("linear");
+  if (!linear && g.roots.size() == 1 && g.roots[0]->is(Op::LINEAR)) linear = g.roots[0];
+  if (linear) return modelFromLinear(linear, name, &tinygradArena);
+  ModelOptions mopts;
+  mopts.name = name;
+  Result<Model> m = buildModel(ctx, g, mopts);
+  // tinygrad's own plan of a corpus case: linear.json beside its graph.json.
+  fs::path beside = fs::path(g.path).parent_path() / "linear.json";
+  std::error_code ec;
+  if (m && !g.path.empty() && fs::exists(beside, ec)) {
+    Context other;
+    if (auto doc = readGraphJSONFile(other, beside.string()); doc && doc->root("linear"))
+      if (auto plan = planLinear(doc->root("linear")); plan) tinygradArena = tinygradArenaBytes(*plan);
+  }
+  return m;
+}
+
+int runCompile(const CompileOptions &o) {
+  std::set<std::string> emit(o.emit.begin(), o.emit.end());
+  if (emit.empty()) emit = {"obj", "header"};
+  fs::path out(o.output);
+  fs::path stem = out.parent_path() / out.stem();
+  std::string exePath = stem.string();
+  if (emit.count("exe") && exePath == o.output) {
+    std::cerr << "tgc compile: error: -o " << o.output << " needs an extension (.o) when --emit has exe\n";
+    return kUsage;
+  }
+  std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
+
+  auto ctx = std::make_unique<Context>();
+  Graph g;
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
+    report(st.error());
+    return kFailure;
+  }
+  int64_t tinygradArena = 0;
+  Result<Model> model = loadModel(*ctx, g, name, tinygradArena);
+  if (!model) {
+    report(model.error());
+    return kFailure;
+  }
+  Result<MemoryPlan> memory = planMemory(*model);
+  if (!memory) {
+    report(memory.error());
+    return kFailure;
+  }
+
+  ModelCodegenOptions copts;
+  std::set<size_t> embedded;
+  if (o.weights == "embed") {
+    // Every input the graph gives data for becomes read-only data in the object.
+    for (size_t i = 0; i < model->tensors.size(); ++i) {
+      const ModelTensor &t = model->tensors[i];
+      if (t.role != ModelTensor::Role::Input || t.dataFile.empty() || t.bytes == 0) continue;
+      rt::NpyArray a;
+      std::string error;
+      if (!rt::readNpy(t.dataFile, a, error)) return fail("--weights=embed: " + t.name + ": " + error);
+      const char *kind = rt::npyKind(modelDTypeCode(t.dtype));
+      if (!kind || a.descr.size() < 3 || a.descr.substr(1) != kind || int64_t(a.data.size()) != t.bytes)
+        return fail("--weights=embed: " + t.dataFile + " (" + a.descr + ", " + std::to_string(a.data.size()) +
+                    " bytes) does not hold " + t.name + " (" + std::string(t.dtype.name()) + ", " +
+                    std::to_string(t.bytes) + " bytes)");
+      copts.embedded.emplace(i, std::string(a.data.begin(), a.data.end()));
+      embedded.insert(i);
+    }
+  }
+  copts.target.triple = o.target;
+  copts.target.cpu = o.cpu;
+  copts.target.optLevel = o.optLevel;
+  copts.emitObject = emit.count("obj") || emit.count("exe");
+  copts.keepMLIR = emit.count("mlir");
+  copts.keepLLVMIR = emit.count("llvm");
+  copts.emitAssembly = emit.count("asm");
+  Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
+  if (!art) {
+    report(art.error());
+    return kFailure;
+  }
+  if (o.stats) {
+    std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
+              << " tensors=" << model->tensors.size() - embedded.size();
+    if (!embedded.empty()) std::cout << " embedded=" << embedded.size();
+    std::cout << "\n"
+              << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
+    if (tinygradArena) std::cout << "tinygrad_arena_bytes=" << tinygradArena << "\n";
+  }
+
+  // The executable first: it is the one step that can still fail.
+  std::string error;
+  if (std::error_code ec; !out.parent_path().empty() && (fs::create_directories(out.parent_path(), ec), ec))
+    return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
+  std::string tmpSuffix = ".tmp." + std::to_string(::getpid());
+  if (emit.count("exe")) {
+    if (!o.target.empty()) return fail("--emit=exe links for the host only; cross targets get obj/asm");
+    std::string tmpObj = stem.string() + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
+    if (!rt::writeFileAtomic(tmpObj, art->object, error)) return fail(error);
+    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe);
+    std::remove(tmpObj.c_str());
+    if (!linkError.empty()) {
+      std::remove(tmpExe.c_str());
+      return fail(linkError);
+    }
+    if (std::rename(tmpExe.c_str(), exePath.c_str()) != 0) {
+      std::remove(tmpExe.c_str());
+      return fail("cannot write '" + exePath + "'");
+    }
+  }
+  std::vector<std::pair<std::string, const std::string *>> files;
+  std::string header;
+  if (emit.count("obj")) files.push_back({o.output, &art->object});
+  if (emit.count("header")) {
+    header = modelHeader(*model, *memory, embedded);
+    files.push_back({stem.string() + ".h", &header});
+  }
+  if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
+  if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
+  if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
+  std::string testC, benchC, headerName = fs::path(stem).filename().string() + ".h";
+  if (emit.count("test")) {
+    testC = modelTestProgram(name, headerName);
+    files.push_back({stem.string() + "_test.c", &testC});
+  }
+  if (emit.count("benchmark")) {
+    benchC = modelBenchmarkProgram(name, headerName);
+    files.push_back({stem.string() + "_benchmark.c", &benchC});
+  }
+  for (const auto &[path, data] : files)
+    if (!rt::writeFileAtomic(path, *data, error)) return fail(error);
+  return kSuccess;
+}
+
+} // namespace
+
+void addCompileCommand(CLI::App &app, int &exitCode) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App *cmd = app.add_subcommand("compile", "Compile a model to an object file, a C header and an executable.");
+  cmd->add_option("input", o->input, "Model: a tensor graph or a LINEAR document, JSON or text form ('-' = stdin)")
+      ->required();
+  cmd->add_option("-o,--output", o->output, "The object file OUT/STEM.o; other outputs land beside it as OUT/STEM.*")
+      ->required();
+  cmd->add_option("--emit", o->emit, "Comma list of: obj, header (OUT/STEM.h), exe (OUT/STEM), llvm (.ll), mlir, "
+                                     "asm (.s), test (STEM_test.c: a smoke test), benchmark (STEM_benchmark.c); "
+                                     "default obj,header")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kEmitKinds));
+  cmd->add_option("--name", o->name, "Model name, the prefix of every exported symbol (default: the stem of -o)");
+  cmd->add_option("--target", o->target, "Target triple, e.g. aarch64-linux-gnu (default: the host)");
+  cmd->add_option("--cpu", o->cpu, "Target CPU, e.g. x86-64-v3, neoverse-v1, host (default: host; generic when "
+                                   "cross compiling)");
+  cmd->add_option("-O", o->optLevel, "Optimization level 0-3")->check(CLI::Range(0u, 3u))->capture_default_str();
+  cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
+      ->check(CLI::IsMember({"auto", "json", "text"}))
+      ->capture_default_str();
+  cmd->add_option("--weights", o->weights, "pass: every input is an argument; embed: inputs the graph gives data "
+                                           "files for become read-only data in the object")
+      ->check(CLI::IsMember({"pass", "embed"}))
+      ->capture_default_str();
+  cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
+  cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
+                                     "when known (a LINEAR input, or a linear.json beside the graph)");
+  addLimitOptions(cmd, o->limits);
+  cmd->footer("Examples:\n"
+              "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"
+              "  tgc compile linear.json -o out/model.o --emit=exe      out/model: ./model --input s3=x.npy --output-dir r\n"
+              "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1");
+  cmd->callback([o, &exitCode] { exitCode = runCompile(*o); });
+}
+
+} // namespace tgc::driver
