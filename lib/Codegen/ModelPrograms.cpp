@@ -8,9 +8,17 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/ModelCodegen.h"
 
+#include <cctype>
+
 namespace tgc {
 
 namespace {
+
+/// The header's macro prefix: the model name upper-cased (ModelHeader.cpp).
+std::string macroPrefix(std::string s) {
+  for (char &c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 /// Shared prologue: includes, and allocation of every tensor (zero-filled,
 /// 64-byte aligned) and the workspace through the table.
@@ -47,13 +55,13 @@ std::string prologue(const std::string &name, const std::string &header, const c
 } // namespace
 
 std::string modelTestProgram(const std::string &name, const std::string &header) {
-  std::string n = name;
+  std::string n = name, N = macroPrefix(name); // symbols are n_*, header macros N_*
   return prologue(name, header, "_test.c: a smoke test (zero inputs): the run succeeds, is repeatable, and\n"
                                 " * refuses a NULL tensor") +
          "int main(void) {\n"
-         "  void *tensors[" + n + "_NUM_TENSORS + 1], *workspace = NULL, *first[" + n + "_NUM_TENSORS + 1];\n"
+         "  void *tensors[" + N + "_NUM_TENSORS + 1], *workspace = NULL, *first[" + N + "_NUM_TENSORS + 1];\n"
          "  int i, st, failed = 0;\n"
-         "  if (" + n + "_model.abi_version != TGC_MODEL_ABI_VERSION || " + n + "_model.num_tensors != " + n +
+         "  if (" + n + "_model.abi_version != TGC_MODEL_ABI_VERSION || " + n + "_model.num_tensors != " + N +
          "_NUM_TENSORS) {\n"
          "    printf(\"" + n + ": metadata does not match the header\\n\");\n"
          "    return 1;\n"
@@ -66,7 +74,7 @@ std::string modelTestProgram(const std::string &name, const std::string &header)
          "    printf(\"" + n + ": run returned %d\\n\", st);\n"
          "    return 1;\n"
          "  }\n"
-         "  for (i = 0; i < " + n + "_NUM_TENSORS; ++i) {\n"
+         "  for (i = 0; i < " + N + "_NUM_TENSORS; ++i) {\n"
          "    first[i] = zeroed(" + n + "_tensors[i].bytes);\n"
          "    if (first[i]) memcpy(first[i], tensors[i], (size_t)" + n + "_tensors[i].bytes);\n"
          "  }\n"
@@ -76,12 +84,12 @@ std::string modelTestProgram(const std::string &name, const std::string &header)
          "    printf(\"" + n + ": second run returned %d\\n\", st);\n"
          "    return 1;\n"
          "  }\n"
-         "  for (i = 0; i < " + n + "_NUM_TENSORS; ++i)\n"
+         "  for (i = 0; i < " + N + "_NUM_TENSORS; ++i)\n"
          "    if (!first[i] || memcmp(first[i], tensors[i], (size_t)" + n + "_tensors[i].bytes) != 0) {\n"
          "      printf(\"" + n + ": tensor %s differs between two runs\\n\", " + n + "_tensors[i].name);\n"
          "      failed = 1;\n"
          "    }\n"
-         "  for (i = 0; i < " + n + "_NUM_TENSORS; ++i)\n"
+         "  for (i = 0; i < " + N + "_NUM_TENSORS; ++i)\n"
          "    if (" + n + "_tensors[i].bytes > 0) {\n"
          "      void *saved = tensors[i];\n"
          "      tensors[i] = NULL;\n"
@@ -92,19 +100,19 @@ std::string modelTestProgram(const std::string &name, const std::string &header)
          "      tensors[i] = saved;\n"
          "      break;\n"
          "    }\n"
-         "  for (i = 0; i < " + n + "_NUM_TENSORS; ++i) {\n"
+         "  for (i = 0; i < " + N + "_NUM_TENSORS; ++i) {\n"
          "    free(tensors[i]);\n"
          "    free(first[i]);\n"
          "  }\n"
          "  free(workspace);\n"
-         "  if (!failed) printf(\"" + n + ": ok (%d tensors, workspace %lld bytes)\\n\", " + n +
-         "_NUM_TENSORS, (long long)" + n + "_WORKSPACE_BYTES);\n"
+         "  if (!failed) printf(\"" + n + ": ok (%d tensors, workspace %lld bytes)\\n\", " + N +
+         "_NUM_TENSORS, (long long)" + N + "_WORKSPACE_BYTES);\n"
          "  return failed;\n"
          "}\n";
 }
 
 std::string modelBenchmarkProgram(const std::string &name, const std::string &header) {
-  std::string n = name;
+  std::string n = name, N = macroPrefix(name); // symbols are n_*, header macros N_*
   return prologue(name, header, "_benchmark.c: times the model on zero inputs; usage: [RUNS] (default 20);\n"
                                 " * the last line is median_ms=<float>") +
          "static double now_ms(void) {\n"
@@ -117,7 +125,7 @@ std::string modelBenchmarkProgram(const std::string &name, const std::string &he
          "  return x < y ? -1 : x > y;\n"
          "}\n\n"
          "int main(int argc, char **argv) {\n"
-         "  void *tensors[" + n + "_NUM_TENSORS + 1], *workspace = NULL;\n"
+         "  void *tensors[" + N + "_NUM_TENSORS + 1], *workspace = NULL;\n"
          "  long runs = argc > 1 ? strtol(argv[1], NULL, 10) : 20, r;\n"
          "  double *ms;\n"
          "  int st;\n"
