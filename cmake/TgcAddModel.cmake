@@ -3,6 +3,7 @@
 #
 #   tgc_add_model(<target> GRAPH <graph.json|graph.tgc>
 #                 [WEIGHTS <file>...]          data files the graph reads (default: the ones the graph names)
+#                 [EMBED_WEIGHTS]              tgc compile --weights=embed: those inputs become data in the object
 #                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
@@ -65,7 +66,7 @@ function(_tgc_graph_data_files graph out)
 endfunction()
 
 function(tgc_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
+  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;EMBED_WEIGHTS;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
   if(M_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tgc_add_model(${target}): unknown arguments: ${M_UNPARSED_ARGUMENTS}")
   endif()
@@ -139,6 +140,9 @@ function(tgc_add_model target)
   endif()
   if(M_CPU)
     list(APPEND args --cpu "${M_CPU}")
+  endif()
+  if(M_EMBED_WEIGHTS)
+    list(APPEND args --weights=embed)
   endif()
   file(MAKE_DIRECTORY "${outdir}")
   add_custom_command(
