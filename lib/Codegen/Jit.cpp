@@ -1,9 +1,11 @@
 //===- Jit.cpp - run compiled kernels in-process (ORC LLJIT) --------------===//
 #include "Codegen/Jit.h"
+#include "Runtime/Parallel.h"
 
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -30,6 +32,13 @@ Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::u
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(j.getDataLayout().getGlobalPrefix());
   if (!process) return jitError(llvm::toString(process.takeError()));
   j.getMainJITDylib().addGenerator(std::move(*process));
+  // The runtime entry points generated code calls, defined explicitly: the
+  // linker need not export them from the executable for the process search.
+  llvm::orc::SymbolMap runtime;
+  auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+  runtime[j.mangleAndIntern("tgc_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&tgc_parallel_for), flags};
+  if (auto err = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    return jitError(llvm::toString(std::move(err)));
   if (m->getDataLayout() != j.getDataLayout()) return jitError("module data layout does not match the JIT's target");
   if (auto err = j.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     return jitError(llvm::toString(std::move(err)));

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/Numerics.h"
+#include "Codegen/ParallelLoop.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,6 +52,9 @@ public:
   Status run();
 
 private:
+  void buildEntry(func::FuncOp target, Type ptr);
+  void buildThreadedKernel(func::FuncOp body, Type ptr);
+
   struct Scope {
     const UOp *range = nullptr;         // the RANGE this loop iterates; null for the function body
     Operation *loop = nullptr;          // scf.for
@@ -80,6 +84,7 @@ private:
   mlir::Value i64(int64_t v);
   mlir::Value indexValue(const UOp *idx);
   mlir::Value reduce(const UOp *u, unsigned level);
+  std::vector<const UOp *> fusableReduces(const UOp *u, unsigned level);
   mlir::Value load(const UOp *u, unsigned level);
   mlir::Value param(const UOp *buf);
   mlir::Value address(mlir::Value base, mlir::Value idx, DType dt);
@@ -109,12 +114,14 @@ private:
   Location loc_;
   Numerics num_;
   func::FuncOp fn_;
+  const UOp *parallel_ = nullptr; // the RANGE run over [begin, end) arguments of fn_
   std::vector<Scope> scopes_;
   uint64_t nextScopeId_ = 1;
   std::unordered_map<const UOp *, Memo> memo_;
   std::map<std::pair<const UOp *, const DTypeInfo *>, mlir::Value> consts_;
   std::map<int64_t, mlir::Value> i64s_;
   std::unordered_map<const UOp *, std::vector<const UOp *>> deps_;
+  std::map<std::vector<const UOp *>, std::vector<const UOp *>> reduceSiblings_; // REDUCEs by their ranges
   std::optional<Diagnostic> error_;
   static constexpr unsigned kMaxDepth = 2000;
   unsigned depth_ = 0;
@@ -125,10 +132,13 @@ Status KernelLowering::run() {
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   if (!sink_->is(Op::SINK)) return Diagnostic::at(sink_, "kernel body must be a SINK, got " + sink_->str());
 
-  // The kernel: one pointer per CALL argument.
+  // The kernel: one pointer per CALL argument; a threaded kernel's body also
+  // takes the [begin, end) of its parallel loop.
+  parallel_ = parallelRange(sink_, spec_.opts);
   b_.setInsertionPointToEnd(module_.getBody());
   std::vector<Type> argTypes(spec_.numArgs, ptr);
-  fn_ = func::FuncOp::create(b_, loc_, spec_.symbol, b_.getFunctionType(argTypes, {}));
+  if (parallel_) argTypes.insert(argTypes.end(), 2, b_.getI64Type());
+  fn_ = func::FuncOp::create(b_, loc_, parallel_ ? spec_.symbol + "_body" : spec_.symbol, b_.getFunctionType(argTypes, {}));
   fn_.setPrivate();
   Block *entry = fn_.addEntryBlock();
   if (spec_.noalias)
@@ -143,8 +153,19 @@ Status KernelLowering::run() {
   }
   b_.setInsertionPointToEnd(entry);
   func::ReturnOp::create(b_, loc_);
+  func::FuncOp kernel = fn_;
+  if (parallel_) {
+    b_.setInsertionPointToEnd(module_.getBody());
+    kernel = func::FuncOp::create(b_, loc_, spec_.symbol, b_.getFunctionType(std::vector<Type>(spec_.numArgs, ptr), {}));
+    kernel.setPrivate();
+    buildThreadedKernel(kernel, ptr);
+  }
+  buildEntry(kernel, ptr);
+  return Status::success();
+}
 
-  // The uniform entry point: void K_entry(void **args).
+// The uniform entry point: void K_entry(void **args).
+void KernelLowering::buildEntry(func::FuncOp kernel, Type ptr) {
   b_.setInsertionPointToEnd(module_.getBody());
   auto wrapper = func::FuncOp::create(b_, loc_, entrySymbol(spec_.symbol), b_.getFunctionType({ptr}, {}));
   Block *wb = wrapper.addEntryBlock();
@@ -155,9 +176,56 @@ Status KernelLowering::run() {
                                            LLVM::GEPNoWrapFlags::inbounds);
     args.push_back(LLVM::LoadOp::create(b_, loc_, ptr, slot));
   }
+  func::CallOp::create(b_, loc_, kernel, args);
+  func::ReturnOp::create(b_, loc_);
+}
+
+// A threaded kernel: K(p0..pN) packs its pointers into a stack array and calls
+// tgc_parallel_for(K_task, array, n); K_task(ctx, begin, end) unpacks them and
+// runs K_body over its chunk of the parallel loop.
+void KernelLowering::buildThreadedKernel(func::FuncOp kernel, Type ptr) {
+  MLIRContext *ctx = module_.getContext();
+  Type i64t = b_.getI64Type();
+  auto taskType = b_.getFunctionType({ptr, i64t, i64t}, {});
+  if (!module_.lookupSymbol("tgc_parallel_for")) {
+    b_.setInsertionPointToStart(module_.getBody());
+    func::FuncOp::create(b_, loc_, "tgc_parallel_for", b_.getFunctionType({ptr, ptr, i64t}, {})).setPrivate();
+  }
+  b_.setInsertionPointToEnd(module_.getBody());
+  auto task = func::FuncOp::create(b_, loc_, spec_.symbol + "_task", taskType);
+  task.setPrivate();
+  Block *tb = task.addEntryBlock();
+  b_.setInsertionPointToEnd(tb);
+  auto unpack = [&](mlir::Value array) {
+    std::vector<mlir::Value> args;
+    for (unsigned i = 0; i < spec_.numArgs; ++i) {
+      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                             LLVM::GEPNoWrapFlags::inbounds);
+      args.push_back(LLVM::LoadOp::create(b_, loc_, ptr, slot));
+    }
+    return args;
+  };
+  std::vector<mlir::Value> args = unpack(tb->getArgument(0));
+  args.push_back(tb->getArgument(1));
+  args.push_back(tb->getArgument(2));
   func::CallOp::create(b_, loc_, fn_, args);
   func::ReturnOp::create(b_, loc_);
-  return Status::success();
+
+  Block *kb = kernel.addEntryBlock();
+  b_.setInsertionPointToEnd(kb);
+  mlir::Value count = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(std::max(1u, spec_.numArgs)));
+  mlir::Value array = LLVM::AllocaOp::create(b_, loc_, ptr, ptr, count, 8);
+  for (unsigned i = 0; i < spec_.numArgs; ++i) {
+    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                           LLVM::GEPNoWrapFlags::inbounds);
+    LLVM::StoreOp::create(b_, loc_, kb->getArgument(i), slot);
+  }
+  mlir::Value fnRef = func::ConstantOp::create(b_, loc_, taskType, SymbolRefAttr::get(ctx, task.getSymName()));
+  mlir::Value fnPtr = UnrealizedConversionCastOp::create(b_, loc_, TypeRange(ptr), mlir::ValueRange(fnRef)).getResult(0);
+  mlir::Value n = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(parallel_->src(0)->arg().getInt()));
+  std::vector<mlir::Value> callArgs{fnPtr, array, n};
+  func::CallOp::create(b_, loc_, FlatSymbolRefAttr::get(ctx, "tgc_parallel_for"), TypeRange(), mlir::ValueRange(callArgs));
+  func::ReturnOp::create(b_, loc_);
 }
 
 //===--- effects ----------------------------------------------------------===//
@@ -194,10 +262,12 @@ void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
   if (!r->is(Op::RANGE) || r->numSrc() < 1) return (void)fail(r, "expected a RANGE, got " + r->str());
   for (const Scope &s : scopes_)
     if (s.range == r) return (void)fail(r, "RANGE is opened twice in one loop nest");
-  mlir::Value bound = indexValue(r->src(0));
+  bool threaded = r == parallel_;
+  mlir::Value bound = threaded ? fn_.getArgument(spec_.numArgs + 1) : indexValue(r->src(0));
   if (!bound) return;
+  mlir::Value lower = threaded ? fn_.getArgument(spec_.numArgs) : i64(0);
   setInsertion(scopes_.size() - 1);
-  auto loop = scf::ForOp::create(b_, loc_, i64(0), bound, i64(1), iterArgs);
+  auto loop = scf::ForOp::create(b_, loc_, lower, bound, i64(1), iterArgs);
   scopes_.push_back(Scope{r, loop, loop.getBody(), loop.getInductionVar(), nextScopeId_++, nullptr});
 }
 
@@ -456,34 +526,78 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
     scopes_.insert(scopes_.end(), saved.begin(), saved.end());
   };
 
-  mlir::Value acc = check(u, [&] {
-    OpBuilder::InsertionGuard g(b_);
+  // REDUCEs with the same ranges that are ready to be emitted here (register
+  // tiles of MatmulTiling.cpp) share one loop nest: one accumulator each.
+  std::vector<const UOp *> group = fusableReduces(u, level);
+  std::vector<mlir::Value> accs;
+  for (size_t g = 0; g < group.size(); ++g) {
+    OpBuilder::InsertionGuard ig(b_);
     setInsertion(0);
-    return num_.identity(*rop, dt);
-  }());
+    accs.push_back(check(u, num_.identity(*rop, dt)));
+    if (!accs.back()) return restore(), mlir::Value();
+  }
   std::vector<scf::ForOp> loops;
-  for (size_t i = 1; i < u->numSrc() && acc; ++i) {
-    openLoop(u->src(i), acc);
+  for (size_t i = 1; i < u->numSrc(); ++i) {
+    openLoop(u->src(i), accs);
     if (failed()) break;
     auto loop = cast<scf::ForOp>(scopes_.back().loop);
     loops.push_back(loop);
-    acc = loop.getRegionIterArgs()[0];
+    accs.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
   }
-  mlir::Value v = failed() ? mlir::Value() : operand(u->src(0), dt);
-  if (!v) {
-    restore();
-    return {};
-  }
-  setInsertion(scopes_.size() - 1);
-  acc = check(u, num_.alu(*rop, dt, dt, {acc, v}));
-  for (auto it = loops.rbegin(); it != loops.rend() && acc; ++it) {
+  for (size_t g = 0; g < group.size() && !failed(); ++g) {
+    mlir::Value v = operand(group[g]->src(0), dt);
+    if (!v) break;
     setInsertion(scopes_.size() - 1);
-    scf::YieldOp::create(b_, loc_, acc);
+    accs[g] = check(u, num_.alu(*rop, dt, dt, {accs[g], v}));
+    // Unless strict, a lone accumulation may be reassociated: LLVM then keeps
+    // several (vector) partial accumulators, as a C compiler with
+    // -fassociative-math would; MAX is a select and is left alone. A fused
+    // tile already has independent accumulators (and vectorizing its
+    // reduction loop instead would gather across rows), so it stays serial.
+    if (accs[g] && !spec_.opts.strictFP && dt.isFloat() && group.size() == 1)
+      if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
+        accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(),
+                                         arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract |
+                                                                                            arith::FastMathFlags::reassoc));
+  }
+  if (failed()) return restore(), mlir::Value();
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    setInsertion(scopes_.size() - 1);
+    scf::YieldOp::create(b_, loc_, accs);
     closeLoop();
-    acc = it->getResult(0);
+    accs.assign(it->getResults().begin(), it->getResults().end());
   }
   restore();
-  return acc;
+  for (size_t g = 1; g < group.size(); ++g) memo_[group[g]] = Memo{accs[g], level, scopes_[level].id};
+  return accs[0];
+}
+
+// `u` first, then the other REDUCEs over exactly u's ranges with u's op and
+// dtype that are not emitted yet, whose values contain no REDUCE and depend
+// only on loops open up to `level`.
+std::vector<const UOp *> KernelLowering::fusableReduces(const UOp *u, unsigned level) {
+  std::vector<const UOp *> group{u};
+  auto pure = [&](const UOp *r) {
+    for (const UOp *n : toposort(r->src(0)))
+      if (n->is(Op::REDUCE)) return false;
+    return true;
+  };
+  if (reduceSiblings_.empty())
+    for (const UOp *n : toposort(sink_))
+      if (n->is(Op::REDUCE)) reduceSiblings_[std::vector<const UOp *>(n->src().begin() + 1, n->src().end())].push_back(n);
+  auto it = reduceSiblings_.find(std::vector<const UOp *>(u->src().begin() + 1, u->src().end()));
+  if (it == reduceSiblings_.end() || it->second.size() < 2 || !pure(u)) return group;
+  for (const UOp *r : it->second) {
+    if (r == u || r->arg() != u->arg() || r->dtype() != u->dtype() || !pure(r)) continue;
+    if (auto m = memo_.find(r); m != memo_.end() && memoValid(m->second)) continue;
+    bool open = std::all_of(deps(r).begin(), deps(r).end(), [&](const UOp *d) {
+      for (unsigned l = 1; l <= level; ++l)
+        if (scopes_[l].range == d) return true;
+      return false;
+    });
+    if (open) group.push_back(r);
+  }
+  return group;
 }
 
 } // namespace

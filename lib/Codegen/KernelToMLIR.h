@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/KernelOptions.h"
 #include "IR/Diagnostic.h"
 #include "IR/UOp.h"
 
@@ -43,6 +44,7 @@ struct KernelSpec {
   std::string symbol;   ///< name of the kernel function; the wrapper is symbol + "_entry"
   unsigned numArgs = 0; ///< number of buffer arguments of the CALLs (>= every PARAM slot + 1)
   bool noalias = true;  ///< mark the buffer arguments noalias (C `restrict`, as tinygrad does)
+  KernelOptions opts = {};
 };
 
 /// Loads the dialects the lowering emits into `ctx`.

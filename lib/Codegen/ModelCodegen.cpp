@@ -311,7 +311,7 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
     if (Status s = addWeights(m, model, opts.embedded); !s) return s;
     return addMetadata(m, model, memory, exposedTensors(model, embedded));
   };
-  auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.target.optLevel, opts.keepMLIR, **tm);
+  auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.kernel, opts.target.optLevel, opts.keepMLIR, **tm);
   if (!lowered) return lowered.error();
   ModelArtifacts out;
   out.mlir = std::move(lowered->mlirText);

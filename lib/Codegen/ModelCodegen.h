@@ -28,6 +28,7 @@ namespace tgc {
 
 struct ModelCodegenOptions {
   codegen::TargetOptions target;
+  codegen::KernelOptions kernel; ///< kernel optimizations (threads, reassociation, tiling)
   /// Input tensors (index into Model::tensors) whose data becomes read-only
   /// data in the object (`--weights=embed`): they leave the entry's argument
   /// list, the metadata table and the header. Each string holds the bytes.

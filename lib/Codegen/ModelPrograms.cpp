@@ -14,8 +14,7 @@ namespace tgc {
 
 namespace {
 
-/// The header's macro prefix: the model name upper-cased (ModelHeader.cpp).
-std::string macroPrefix(std::string s) {
+std::string upperCase(std::string s) {
   for (char &c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
@@ -55,7 +54,7 @@ std::string prologue(const std::string &name, const std::string &header, const c
 } // namespace
 
 std::string modelTestProgram(const std::string &name, const std::string &header) {
-  std::string n = name, N = macroPrefix(name); // symbols are n_*, header macros N_*
+  std::string n = name, N = upperCase(name); // functions are NAME_*, macros NAME-in-capitals_*
   return prologue(name, header, "_test.c: a smoke test (zero inputs): the run succeeds, is repeatable, and\n"
                                 " * refuses a NULL tensor") +
          "int main(void) {\n"
@@ -112,7 +111,7 @@ std::string modelTestProgram(const std::string &name, const std::string &header)
 }
 
 std::string modelBenchmarkProgram(const std::string &name, const std::string &header) {
-  std::string n = name, N = macroPrefix(name); // symbols are n_*, header macros N_*
+  std::string n = name, N = upperCase(name); // functions are NAME_*, macros NAME-in-capitals_*
   return prologue(name, header, "_benchmark.c: times the model on zero inputs; usage: [RUNS] (default 20);\n"
                                 " * the last line is median_ms=<float>") +
          "static double now_ms(void) {\n"

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h"
+#include "Codegen/MatmulTiling.h"
 #include "Codegen/Jit.h"
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/ScheduleModule.h"
@@ -101,8 +102,9 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
   }
 }
 
-Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks, unsigned optLevel,
-                                      bool keepMLIR, llvm::TargetMachine &tm) {
+Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks,
+                                      const KernelOptions &kernel, unsigned optLevel, bool keepMLIR,
+                                      llvm::TargetMachine &tm) {
   for (const ScheduleCall &c : plan.calls)
     for (const ScheduleArg &a : c.args)
       if (a.byteOffset > INT32_MAX) return Diagnostic::at(c.call, "buffer view offset beyond 2 GiB is not supported");
@@ -110,7 +112,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
   for (const ScheduleKernel &k : plan.kernels) {
-    Status s = lowerKernelToMLIR(*module, k.sink, KernelSpec{k.symbol, k.numArgs, k.noalias});
+    Status s = lowerKernelToMLIR(*module, tileMatmul(k.sink, kernel), KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
     if (!s) return inKernel(s.error(), k);
   }
   if (hooks.addMLIR)
@@ -147,7 +149,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   if (!plan) return plan.error();
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
-  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.target.optLevel, opts.keepIR, **tm);
+  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.kernel, opts.target.optLevel, opts.keepIR, **tm);
   if (!lowered) return lowered.error();
 
   std::unique_ptr<CompiledSchedule> cs(new CompiledSchedule());
@@ -188,7 +190,7 @@ Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOption
   if (!plan) return plan.error();
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
-  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.target.optLevel, false, **tm);
+  auto lowered = codegen::lowerSchedule(*plan, runHooks(*plan, opts), opts.kernel, opts.target.optLevel, false, **tm);
   if (!lowered) return lowered.error();
   return codegen::emitObject(*lowered->module, **tm);
 }

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/KernelOptions.h"
 #include "Codegen/Lower.h"
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
@@ -39,6 +40,7 @@ struct CodegenOptions {
   codegen::TargetOptions target; ///< default: the host CPU at O3
   std::string runSymbol = "tgc_run";
   bool keepIR = false;           ///< keep the kernel MLIR and optimized LLVM IR text
+  codegen::KernelOptions kernel; ///< kernel optimizations (threads, reassociation, tiling)
 };
 
 /// A storage the schedule reads or writes: one BUFFER node of the LINEAR.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/KernelOptions.h"
 #include "Codegen/Schedule.h"
 
 #include <functional>
@@ -44,8 +45,10 @@ struct LoweredSchedule {
 };
 
 /// Lowers every kernel of `plan`, applies `hooks`, translates and optimizes.
-Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks, unsigned optLevel,
-                                      bool keepMLIR, llvm::TargetMachine &tm);
+/// `kernel` chooses the kernel optimizations (threads, reassociation, tiling).
+Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks,
+                                      const KernelOptions &kernel, unsigned optLevel, bool keepMLIR,
+                                      llvm::TargetMachine &tm);
 
 /// Emits the calls of `plan` in order at `b`'s insertion point: kernel calls
 /// with argument pointers base(buffer) + byte offset, COPY as memcpy/memmove.

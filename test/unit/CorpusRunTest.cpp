@@ -89,7 +89,7 @@ HostArray remap(const HostArray &in, std::vector<int64_t> outShape,
 
 class CaseRun {
 public:
-  explicit CaseRun(const fs::path &dir) : dir_(dir) {}
+  explicit CaseRun(const fs::path &dir, CodegenOptions opts = {}) : dir_(dir), opts_(std::move(opts)) {}
 
   /// Runs the case; returns "" on success or what went wrong. `report` gets one line per case.
   std::string run(std::string &report);
@@ -102,6 +102,7 @@ private:
   std::string read(const char *name, Graph &g);
 
   fs::path dir_;
+  CodegenOptions opts_;
   Context ctx_;
   Graph graph_, call_, linear_;
   std::unordered_map<int64_t, const UOp *> graphNodes_;
@@ -216,7 +217,7 @@ std::string CaseRun::run(std::string &report) {
   if (!(err = read("linear.json", linear_)).empty()) return err;
   for (auto [tensor, buf] : call_.bufferMap) bufferMap_[tensor] = buf;
 
-  auto compiled = compileLinear(linear_);
+  auto compiled = compileLinear(linear_, opts_);
   if (!compiled) return "compile: " + compiled.error().str();
   cs_ = std::move(*compiled);
   auto hb = HostBuffers::allocate(cs_->plan());
@@ -292,13 +293,13 @@ std::vector<fs::path> okCases(bool large) {
   return cases;
 }
 
-void runCases(const std::vector<fs::path> &cases) {
+void runCases(const std::vector<fs::path> &cases, const CodegenOptions &opts = {}) {
   REQUIRE_FALSE(cases.empty());
   int passed = 0, arrays = 0, exact = 0;
   for (const fs::path &dir : cases) {
     CAPTURE(dir.filename().string());
     std::string report;
-    CaseRun cr(dir);
+    CaseRun cr(dir, opts);
     std::string failure = cr.run(report);
     arrays += cr.checked;
     exact += cr.exact;
@@ -315,3 +316,18 @@ void runCases(const std::vector<fs::path> &cases) {
 TEST_CASE("corpus run: every ok case's linear.json reproduces tinygrad's outputs") { runCases(okCases(false)); }
 
 TEST_CASE("corpus run: the 12-layer transformer cases (k*)") { runCases(okCases(true)); }
+
+// The same outputs without any kernel optimization (docs/codegen.md's plain
+// lowering, tinygrad's serial reduction order), and with every optimization
+// but threads forced on for every kernel, whatever its size.
+TEST_CASE("corpus run: plain lowering (no kernel optimizations, strict fp)") {
+  CodegenOptions o;
+  o.kernel = codegen::KernelOptions::none();
+  runCases(okCases(false), o);
+}
+
+TEST_CASE("corpus run: every kernel threaded") {
+  CodegenOptions o;
+  o.kernel.threadMinWork = 0;
+  runCases(okCases(false), o);
+}

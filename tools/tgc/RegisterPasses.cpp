@@ -3,12 +3,18 @@
 
 #include "IR/Pass.h"
 #include "Schedule/Passes.h"
+#if TGC_ENABLE_CODEGEN
+#include "Codegen/Passes.h"
+#endif
 
 namespace tgc::driver {
 
 void registerAllPasses() {
   registerIRPasses();
   registerSchedulePasses();
+#if TGC_ENABLE_CODEGEN
+  registerCodegenPasses();
+#endif
 }
 
 } // namespace tgc::driver

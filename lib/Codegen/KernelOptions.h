@@ -1,0 +1,28 @@
+//===- KernelOptions.h - which kernel optimizations codegen applies -*- C++ -*-===//
+//
+// The knobs of lib/Codegen's optimizations (docs/performance.md). Defaults are
+// the optimized build; `strictFP` keeps tinygrad's serial reduction order and
+// `none()` is the plain lowering of docs/codegen.md.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace tgc::codegen {
+
+struct KernelOptions {
+  /// Run the outer parallel loop of a big kernel through tgc_parallel_for.
+  bool threads = true;
+  /// Smallest kernel (product of its loop trip counts) that is threaded.
+  int64_t threadMinWork = int64_t(1) << 17;
+  /// Keep tinygrad's serial order in float reductions: no reassociation, so
+  /// no vectorized or multi-accumulator reductions.
+  bool strictFP = false;
+  /// Register tiling of matmul-like kernels (MatmulTiling.cpp).
+  bool tileMatmul = true;
+
+  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false}; }
+};
+
+} // namespace tgc::codegen

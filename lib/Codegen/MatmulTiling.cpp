@@ -1,0 +1,152 @@
+//===- MatmulTiling.cpp - register tiles for matmul-like kernels ----------===//
+//
+// See MatmulTiling.h. Mirrors the upcast choices of tinygrad's
+// hand_coded_optimizations (codegen/opt/heuristic.py) without its search:
+// the tile size is fixed by the vector width of the target (16 floats for
+// AVX-512, two vectors per tile row, four rows).
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/MatmulTiling.h"
+
+#include <set>
+#include <unordered_map>
+
+namespace tgc::codegen {
+
+namespace {
+
+std::optional<int64_t> tripCount(const UOp *range) {
+  if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
+    return std::nullopt;
+  return range->src(0)->arg().getInt();
+}
+
+bool dependsOn(const UOp *u, const UOp *range) {
+  for (const UOp *n : toposort(u))
+    if (n == range) return true;
+  return false;
+}
+
+// The range an index adds with coefficient 1: a direct addend of its tree of
+// ADDs (idx = (... + r) + ...).
+const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candidates) {
+  if (std::find(candidates.begin(), candidates.end(), idx) != candidates.end()) return idx;
+  if (!idx->is(Op::ADD) || idx->numSrc() != 2) return nullptr;
+  for (const UOp *s : idx->src())
+    if (const UOp *r = unitStrideRange(s, candidates)) return r;
+  return nullptr;
+}
+
+int64_t maxAxisId(const UOp *sink) {
+  int64_t m = 0;
+  for (const UOp *u : toposort(sink))
+    if (u->is(Op::RANGE) && u->arg().isTuple() && u->arg().size() > 0 && u->arg()[0].isInt()) m = std::max(m, u->arg()[0].getInt());
+  return m;
+}
+
+} // namespace
+
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile) {
+  if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
+  const UOp *end = sink->src(0);
+  if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE)) return sink;
+  const UOp *st = end->src(0);
+  if (st->numSrc() != 2 || !st->src(0)->is(Op::INDEX) || st->src(0)->numSrc() != 2) return sink;
+  const UOp *idx = st->src(0)->src(1), *value = st->src(1);
+  if (idx->is(Op::WHERE)) return sink; // gated store
+  std::vector<const UOp *> ranges(end->src().begin() + 1, end->src().end());
+
+  const UOp *col = unitStrideRange(idx, ranges);
+  if (!col) return sink;
+  const UOp *row = nullptr;
+  for (const UOp *r : ranges)
+    if (r != col) row = r; // the innermost other output axis
+  auto colN = tripCount(col), rowN = row ? tripCount(row) : std::nullopt;
+  if (!colN || (row && !rowN)) return sink;
+  // The widest column tile that divides the axis (at least a half vector),
+  // rows only when they divide too; a vector-times-matrix kernel has no row.
+  while (tile.columns >= 8 && *colN % tile.columns) tile.columns /= 2;
+  if (tile.columns < 8) return sink;
+  if (!row || *rowN % tile.rows) row = nullptr, tile.rows = 1;
+
+  // Matmul-like: a float REDUCE that depends on both axes.
+  std::vector<const UOp *> nodes = toposort(sink);
+  bool matmulLike = false;
+  // A tile pays when the columns make a reduction's loads contiguous (a load
+  // with unit stride in the column axis); a row-wise reduction (sum over the
+  // last axis) would instead read one strided row per accumulator.
+  // The load must also move with the reduction (not a per-row value such as
+  // a mean read inside a variance).
+  auto contiguousLoad = [&](const UOp *red) {
+    for (const UOp *n : toposort(red->src(0))) {
+      if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
+      const UOp *i = n->src(1)->is(Op::WHERE) && n->src(1)->numSrc() == 3 ? n->src(1)->src(1) : n->src(1);
+      bool streams = false;
+      for (size_t k = 1; k < red->numSrc(); ++k) streams |= dependsOn(i, red->src(k));
+      if (streams && unitStrideRange(i, {col}) == col) return true;
+    }
+    return false;
+  };
+  for (const UOp *u : toposort(value))
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)) &&
+        contiguousLoad(u))
+      matmulLike = true;
+  if (!matmulLike) return sink;
+  std::set<const UOp *> loaded;
+  for (const UOp *u : nodes)
+    if (u->is(Op::INDEX) && u != st->src(0)) loaded.insert(u->src(0));
+  if (loaded.count(st->src(0)->src(0))) return sink;
+
+  Context &ctx = sink->context();
+  int64_t axis = maxAxisId(sink);
+  auto constLike = [&](const UOp *like, int64_t v) { return ctx.get(Op::CONST, like->dtype(), {}, tgc::Value::integer(v)); };
+  // A new RANGE of `n` iterations, typed like `like`.
+  auto newRange = [&](const UOp *like, int64_t n) {
+    tgc::Value arg = like->arg();
+    std::vector<tgc::Value> items;
+    for (size_t i = 0; arg.isTuple() && i < arg.size(); ++i) items.push_back(i == 0 ? tgc::Value::integer(++axis) : arg[i]);
+    return ctx.get(Op::RANGE, like->dtype(), {constLike(like->src(0), n)}, tgc::Value::tuple(items));
+  };
+  auto split = [&](const UOp *r, int64_t factor) { return newRange(r, *tripCount(r) / factor); };
+  auto at = [&](const UOp *outer, int64_t factor, int64_t i) {
+    const UOp *scaled = ctx.get(Op::MUL, outer->dtype(), {outer, constLike(outer, factor)});
+    return ctx.get(Op::ADD, outer->dtype(), {scaled, constLike(outer, i)});
+  };
+
+  // Cache blocking of the reduction (not under strict fp: the partial sums
+  // of each block are added to the output, a different order): the reduce
+  // range k becomes ko (an output loop between the column panel and the row
+  // tiles) and ki (the REDUCE), and the STORE adds to what earlier blocks
+  // left in the output, so each block of the column panel is reused by every
+  // row tile while it is in cache.
+  const UOp *ko = nullptr;
+  if (value->is(Op::REDUCE) && value->numSrc() == 2 && value->dtype().isFloat() && value->arg().isTuple() &&
+      value->arg().size() == 2 && value->arg()[0].isEnum("Ops") && value->arg()[0].str() == "ADD" && !opts.strictFP) {
+    const UOp *k = value->src(1);
+    auto kN = tripCount(k);
+    if (kN && tile.reduceBlock > 0 && *kN >= 2 * tile.reduceBlock && *kN % tile.reduceBlock == 0) {
+      ko = newRange(col, *kN / tile.reduceBlock);
+      const UOp *ki = newRange(k, tile.reduceBlock);
+      const UOp *kAt = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki});
+      const UOp *part = ctx.get(Op::REDUCE, value->dtype(), {substitute(value->src(0), {{k, kAt}}), ki}, value->arg());
+      const UOp *later = ctx.get(Op::CMPLT, dtypes::Bool, {constLike(ko, 0), ko});
+      const UOp *gated = ctx.get(Op::WHERE, idx->dtype(), {later, idx, ctx.get(Op::CONST, dtypes::Bool, {}, tgc::Value::invalid())});
+      const UOp *earlier = ctx.get(Op::INDEX, st->src(0)->dtype(), {st->src(0)->src(0), gated});
+      st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {earlier, part})}, st->arg(), st->tag());
+    }
+  }
+  const UOp *colOuter = split(col, tile.columns), *rowOuter = row ? split(row, tile.rows) : nullptr;
+  std::vector<const UOp *> stores;
+  for (int64_t i = 0; i < tile.rows; ++i)
+    for (int64_t j = 0; j < tile.columns; ++j)
+      stores.push_back(row ? substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}})
+                           : substitute(st, {{col, at(colOuter, tile.columns, j)}}));
+  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
+  if (ko) endSrc.push_back(ko);
+  for (const UOp *r : ranges)
+    if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+  const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
+}
+
+} // namespace tgc::codegen

@@ -1,0 +1,41 @@
+//===- MatmulTiling.h - register tiles for matmul-like kernels --*- C++ -*-===//
+//
+// The UPCAST part of tinygrad's hand-coded heuristic (pipeline-codegen.md §5,
+// hand_coded_optimizations: upcast the output axes a reduction is not
+// contiguous in), as a rewrite of an unoptimized kernel AST: the output's
+// unit-stride axis is split by a vector-sized factor and a second output axis
+// by a small one, and the STORE is replicated for every (row, column) of the
+// tile. The replicated REDUCEs share their ranges, so the lowering fuses them
+// into one loop with a tile of accumulators (KernelToMLIR.cpp), and LLVM's SLP
+// vectorizer turns each tile row into vector loads and FMAs. The tile loop of
+// the column axis becomes the outermost loop so that one column panel of the
+// right-hand operand stays in cache while every row block reads it (cache
+// blocking), and it is the loop that runs on threads.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/KernelOptions.h"
+#include "IR/UOp.h"
+
+namespace tgc::codegen {
+
+struct MatmulTile {
+  int64_t rows = 4;     ///< upcast of the row axis
+  int64_t columns = 32; ///< upcast of the unit-stride column axis
+  /// Reduction block kept in cache (not under strict fp); 0 = off. Off by
+  /// default: measured slower (matmul_512 1.9 -> 11.8 ms) because the gated
+  /// reads of the partial sums stop the SLP vectorizer from forming vectors
+  /// of the tile (docs/performance.md).
+  int64_t reduceBlock = 0;
+};
+
+/// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
+/// END over an ungated STORE of a value with a float REDUCE that depends on
+/// the upcast axes; the column tile is halved down to 8 until it divides the
+/// axis, and the row axis is upcast only when it divides (a vector-matrix
+/// kernel has none); no buffer may be both read and written (the loop order
+/// changes).
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {});
+
+} // namespace tgc::codegen

@@ -1,0 +1,101 @@
+//===- ParallelLoop.cpp - which kernel loop runs on threads ---------------===//
+//
+// See ParallelLoop.h. tinygrad decides this in its heuristic optimizer
+// (hand_coded_optimizations' THREAD axis); here it is an analysis of the
+// unoptimized kernel AST, conservative about races.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/ParallelLoop.h"
+
+#include <map>
+#include <set>
+
+namespace tgc::codegen {
+
+namespace {
+
+std::optional<int64_t> tripCount(const UOp *range) {
+  if (range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt()) return std::nullopt;
+  return range->src(0)->arg().getInt();
+}
+
+bool isReduceAxis(const UOp *range) {
+  const tgc::Value &a = range->arg();
+  for (size_t i = 0; a.isTuple() && i < a.size(); ++i)
+    if (a[i].kind() == tgc::Value::Kind::Enum && a[i].str() == "REDUCE") return true;
+  return false;
+}
+
+bool dependsOn(const UOp *u, const UOp *range) {
+  for (const UOp *n : toposort(u))
+    if (n == range) return true;
+  return false;
+}
+
+// INDEX `u` is one of the stored INDEX nodes, or a gated read of a stored
+// index (INDEX(buf, WHERE(valid, idx, Invalid)), MatmulTiling's blocked sums).
+bool readsOwnElement(const UOp *u, const std::set<const UOp *> &stored) {
+  if (stored.count(u)) return true;
+  const UOp *i = u->src(1);
+  if (!i->is(Op::WHERE) || i->numSrc() != 3) return false;
+  for (const UOp *s : stored)
+    if (s->src(1) == i->src(1)) return true;
+  return false;
+}
+
+} // namespace
+
+int64_t kernelLoopWork(const UOp *sink) {
+  int64_t work = 1;
+  for (const UOp *u : toposort(sink)) {
+    if (!u->is(Op::RANGE)) continue;
+    std::optional<int64_t> n = tripCount(u);
+    if (!n || *n < 0) return -1;
+    work = *n > 0 && work > (int64_t(1) << 62) / *n ? (int64_t(1) << 62) : work * *n;
+  }
+  return work;
+}
+
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
+  // The top-level effects, through SINK/GROUP.
+  std::vector<const UOp *> effects, todo{sink};
+  while (!todo.empty()) {
+    const UOp *u = todo.back();
+    todo.pop_back();
+    if (u->is(Op::SINK) || u->is(Op::GROUP))
+      for (size_t i = u->numSrc(); i-- > 0;) todo.push_back(u->src(i));
+    else if (!u->is(Op::NOOP))
+      effects.push_back(u);
+  }
+  if (effects.size() != 1 || !effects[0]->is(Op::END) || effects[0]->numSrc() < 2) return nullptr;
+  const UOp *r = effects[0]->src(1);
+  std::optional<int64_t> n = r->is(Op::RANGE) ? tripCount(r) : std::nullopt;
+  if (!n || *n < 2 || isReduceAxis(r)) return nullptr;
+  int64_t work = kernelLoopWork(sink);
+  if (work < 0 || work < opts.threadMinWork) return nullptr;
+
+  // Race freedom: stores are per-iteration, and stored buffers are only read
+  // back at the index the same iteration writes.
+  std::map<const UOp *, std::set<const UOp *>> storedAt; // PARAM -> stored INDEX nodes
+  std::vector<const UOp *> nodes = toposort(sink);
+  for (const UOp *u : nodes) {
+    if (!u->is(Op::STORE)) continue;
+    const UOp *target = u->numSrc() == 2 ? u->src(0) : nullptr;
+    if (!target || !target->is(Op::INDEX) || !dependsOn(target, r)) return nullptr;
+    storedAt[target->src(0)].insert(target);
+  }
+  for (const UOp *u : nodes) {
+    if (u->is(Op::INDEX)) {
+      auto it = storedAt.find(u->src(0));
+      if (it != storedAt.end() && !readsOwnElement(u, it->second)) return nullptr; // read where this iteration does not write
+      continue;
+    }
+    // A stored PARAM used bare (element 0, corpus j11) is shared by all iterations.
+    for (const UOp *s : u->src())
+      if (s->is(Op::PARAM) && storedAt.count(s)) return nullptr;
+  }
+  return r;
+}
+
+} // namespace tgc::codegen

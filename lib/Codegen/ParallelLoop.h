@@ -1,0 +1,29 @@
+//===- ParallelLoop.h - which kernel loop runs on threads -------*- C++ -*-===//
+//
+// The analysis behind the threads optimization: tinygrad's CPU backend puts
+// one global axis on host threads (the THREAD opt of its heuristic,
+// pipeline-codegen.md §5); tgc picks the outermost loop of a kernel when its
+// iterations are independent and the kernel is big enough to pay for waking
+// the pool. The lowering (KernelToMLIR.cpp) then outlines that loop into a
+// body over [begin, end) called through tgc_parallel_for (Runtime/Parallel.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/KernelOptions.h"
+#include "IR/UOp.h"
+
+namespace tgc::codegen {
+
+/// Product of the trip counts of the distinct RANGEs of a kernel (a proxy
+/// for its work); -1 when a trip count is not a literal.
+int64_t kernelLoopWork(const UOp *sink);
+
+/// The RANGE to run on threads, or nullptr. It must be the outermost range of
+/// the kernel's only top-level END, a literal trip count >= 2, not a REDUCE
+/// axis; every STORE must depend on it (iterations write disjoint elements),
+/// and a buffer that is stored may only be loaded at exactly the stored index
+/// (in-place updates), so no iteration reads what another writes.
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts);
+
+} // namespace tgc::codegen

@@ -1,0 +1,63 @@
+//===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
+#include "Codegen/Passes.h"
+#include "Codegen/MatmulTiling.h"
+#include "Codegen/ParallelLoop.h"
+
+#include "IR/Pass.h"
+
+#include <sstream>
+#include <unordered_map>
+
+namespace tgc {
+
+namespace {
+
+std::vector<const UOp *> kernelBodies(const Graph &g) {
+  std::vector<const UOp *> out;
+  for (const UOp *u : toposort(g.roots))
+    if (u->is(Op::CALL) && u->numSrc() > 0 && u->src(0)->is(Op::SINK)) out.push_back(u->src(0));
+  return out;
+}
+
+std::string kernelName(const UOp *sink) {
+  const tgc::Value *n = sink->arg().field("name");
+  return n && n->kind() == tgc::Value::Kind::Str ? n->str() : "?";
+}
+
+class ParallelLoopPass : public Pass {
+public:
+  Status run(Graph &) override { return Status::success(); }
+  std::string analysisText(const Graph &g) const override {
+    std::ostringstream os;
+    codegen::KernelOptions opts;
+    for (const UOp *k : kernelBodies(g)) {
+      const UOp *r = codegen::parallelRange(k, opts);
+      os << "// parallel-loop: " << kernelName(k) << " work " << codegen::kernelLoopWork(k);
+      if (r)
+        os << " threads over " << r->src(0)->arg().toString() << " iterations of " << r->arg().toString() << "\n";
+      else
+        os << " serial\n";
+    }
+    return os.str();
+  }
+};
+
+} // namespace
+
+void registerCodegenPasses() {
+  PassRegistry &r = PassRegistry::instance();
+  r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes)", [] {
+           return std::make_unique<FunctionPass>([](Graph &g) {
+             std::unordered_map<const UOp *, const UOp *> map;
+             codegen::KernelOptions opts;
+             for (const UOp *k : kernelBodies(g))
+               if (const UOp *t = codegen::tileMatmul(k, opts); t != k) map[k] = t;
+             if (!map.empty()) g.roots = substitute(g.roots, map);
+             return Status::success();
+           });
+         }});
+  r.add({"parallel-loop", "analysis: the loop of each kernel that codegen runs on threads (print with --print-after)",
+         [] { return std::make_unique<ParallelLoopPass>(); }});
+}
+
+} // namespace tgc
