@@ -15,8 +15,6 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/tgcConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/tgcConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/TgcAddModel.cmake
-  ${CMAKE_CURRENT_LIST_DIR}/tgc_model_test.c.in
-  ${CMAKE_CURRENT_LIST_DIR}/tgc_model_benchmark.c.in
   DESTINATION ${TGC_CMAKE_INSTALL_DIR})
 
 # In this tree tgc::tgc and tgc::runtime are aliases of the real targets.

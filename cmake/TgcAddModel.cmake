@@ -3,6 +3,7 @@
 #
 #   tgc_add_model(<target> GRAPH <graph.json|graph.tgc>
 #                 [WEIGHTS <file>...]          data files the graph reads (default: the ones the graph names)
+#                 [EMBED_WEIGHTS]              tgc compile --weights=embed: those inputs become data in the object
 #                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
@@ -19,14 +20,13 @@
 # WEIGHTS replaces that list. GEN_TEST adds the executable <target>_test
 # (also a ctest test where testing is enabled) and GEN_BENCHMARK the
 # executable <target>_benchmark (argument: the number of runs; last line
-# median_ms=...): C programs generated from tgc_model_test.c.in and
-# tgc_model_benchmark.c.in that drive the model through its header's
-# metadata table, so they need C enabled in the project.
+# median_ms=...): the C programs `tgc compile --emit=test,benchmark` writes,
+# which drive the model through its header's metadata table (so they need C
+# enabled in the project).
 #
 # Works with an installed package (find_package(tgc CONFIG)) and inside tgc's
 # own build tree, where tgc::tgc and tgc::runtime alias the real targets.
 include_guard(GLOBAL)
-set(_TGC_ADD_MODEL_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # The data files a graph names, as absolute paths.
 function(_tgc_graph_data_files graph out)
@@ -66,7 +66,7 @@ function(_tgc_graph_data_files graph out)
 endfunction()
 
 function(tgc_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
+  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;EMBED_WEIGHTS;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
   if(M_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tgc_add_model(${target}): unknown arguments: ${M_UNPARSED_ARGUMENTS}")
   endif()
@@ -117,6 +117,14 @@ function(tgc_add_model target)
     endif()
     list(APPEND emit "${kind}")
   endforeach()
+  if(M_GEN_TEST)
+    list(APPEND emit test)
+    list(APPEND outputs "${outdir}/${target}_test.c")
+  endif()
+  if(M_GEN_BENCHMARK)
+    list(APPEND emit benchmark)
+    list(APPEND outputs "${outdir}/${target}_benchmark.c")
+  endif()
   list(REMOVE_DUPLICATES emit)
   list(JOIN emit "," emit)
 
@@ -132,6 +140,9 @@ function(tgc_add_model target)
   endif()
   if(M_CPU)
     list(APPEND args --cpu "${M_CPU}")
+  endif()
+  if(M_EMBED_WEIGHTS)
+    list(APPEND args --weights=embed)
   endif()
   file(MAKE_DIRECTORY "${outdir}")
   add_custom_command(
@@ -160,17 +171,12 @@ function(tgc_add_model target)
     target_link_libraries(${target} ${scope} m) # the kernels call libm
   endif()
 
-  string(TOUPPER "${name}" TGC_NAME_UPPER)
-  set(TGC_TARGET "${target}")
-  set(TGC_NAME "${name}")
   if(M_GEN_TEST)
-    configure_file("${_TGC_ADD_MODEL_DIR}/tgc_model_test.c.in" "${outdir}/${target}_test.c" @ONLY)
     add_executable(${target}_test "${outdir}/${target}_test.c")
     target_link_libraries(${target}_test PRIVATE ${target})
     add_test(NAME ${target}_test COMMAND ${target}_test) # ignored unless testing is enabled
   endif()
   if(M_GEN_BENCHMARK)
-    configure_file("${_TGC_ADD_MODEL_DIR}/tgc_model_benchmark.c.in" "${outdir}/${target}_benchmark.c" @ONLY)
     add_executable(${target}_benchmark "${outdir}/${target}_benchmark.c")
     target_link_libraries(${target}_benchmark PRIVATE ${target})
   endif()

@@ -1,6 +1,7 @@
 # ctest driver (cmake -P): installs the tgc build into a fresh prefix, then
-# configures, builds and runs the consumer project in this folder against the
-# installed package only, and checks what it prints.
+# configures, builds and runs (a copy of) the consumer project in this folder
+# against the installed package only, checks what its programs print, and that
+# touching the model's data file reruns `tgc compile` and nothing else does.
 #   -DTGC_BUILD_DIR=  the tgc build tree      -DWORK_DIR=  scratch folder (wiped)
 #   -DSOURCE_DIR=     this folder             -DGENERATOR= -DC_COMPILER= -DCXX_COMPILER=
 #   -DTGC_VERSION=    the version the installed tgc must report
@@ -21,7 +22,8 @@ endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run("install" ${CMAKE_COMMAND} --install "${TGC_BUILD_DIR}" --prefix "${prefix}")
-foreach(f bin/tgc lib/cmake/tgc/tgcConfig.cmake lib/cmake/tgc/tgcConfigVersion.cmake
+foreach(f bin/tgc lib/libtgc_runtime.a lib/libtgc_launcher.a include/tgc/Runtime/ModelABI.h
+          lib/cmake/tgc/tgcConfig.cmake lib/cmake/tgc/tgcConfigVersion.cmake
           lib/cmake/tgc/tgcTargets.cmake lib/cmake/tgc/TgcAddModel.cmake include/tgc/Runtime/Npy.h)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "the install lacks ${f}")
@@ -32,14 +34,54 @@ if(NOT out MATCHES "^tgc ${TGC_VERSION}\n$")
   message(FATAL_ERROR "installed tgc --version printed '${out}', expected 'tgc ${TGC_VERSION}'")
 endif()
 
-# Only the install prefix is searched: no path into the build or source tree.
-run("configure the consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+# A copy, so that the test may touch its files. Only the install prefix is
+# searched: no path into tgc's build or source tree.
+file(COPY "${SOURCE_DIR}/" DESTINATION "${WORK_DIR}/src")
+run("configure the consumer" ${CMAKE_COMMAND} -S "${WORK_DIR}/src" -B "${WORK_DIR}/build" -G "${GENERATOR}"
     -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 run("build the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+if(NOT out MATCHES "tgc compile [^\n]*affine\\.tgc -> affine\\.o")
+  message(FATAL_ERROR "the build did not run tgc compile:\n${out}")
+endif()
 
 run("npy_roundtrip" "${WORK_DIR}/build/npy_roundtrip" "${WORK_DIR}/roundtrip.npy")
 if(NOT out STREQUAL "descr=<i4 shape=2,3, sum=-3\n")
   message(FATAL_ERROR "npy_roundtrip printed '${out}'")
+endif()
+
+# y = x * 2 + 1 on x.npy = 1..6, through the header, the archive and the runtime.
+run("affine_app" "${WORK_DIR}/build/affine_app" "${WORK_DIR}/src/model/x.npy")
+if(NOT out STREQUAL "status 0 y = 3 5 7 9 11 13\n")
+  message(FATAL_ERROR "affine_app printed '${out}'")
+endif()
+# The OBJECT variant, named `twice`, from C, with x.npy embedded in the object.
+run("twice_app" "${WORK_DIR}/build/twice_app")
+if(NOT out STREQUAL "twice: 1 tensor, status 0, y = 3 .. 13\n")
+  message(FATAL_ERROR "twice_app printed '${out}'")
+endif()
+run("generated test" "${WORK_DIR}/build/affine_test")
+if(NOT out MATCHES "^affine: ok \\(2 tensors, workspace [0-9]+ bytes\\)\n$")
+  message(FATAL_ERROR "affine_test printed '${out}'")
+endif()
+run("generated benchmark" "${WORK_DIR}/build/affine_benchmark" 5)
+if(NOT out MATCHES "^model=affine runs=5 min_ms=[0-9.]+\nmedian_ms=[0-9.]+\n$")
+  message(FATAL_ERROR "affine_benchmark printed '${out}'")
+endif()
+run("ctest in the consumer" ${CMAKE_CTEST_COMMAND} --test-dir "${WORK_DIR}/build")
+if(NOT out MATCHES "100% tests passed, 0 tests failed out of 1")
+  message(FATAL_ERROR "the consumer's ctest (affine_test) said:\n${out}")
+endif()
+
+# Dependencies: a data file the graph names reruns the compile; a no-op build
+# runs nothing.
+file(TOUCH "${WORK_DIR}/src/model/x.npy")
+run("rebuild after touching x.npy" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+if(NOT out MATCHES "tgc compile [^\n]*affine\\.tgc -> affine\\.o")
+  message(FATAL_ERROR "touching model/x.npy did not rerun tgc compile:\n${out}")
+endif()
+run("no-op rebuild" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+if(out MATCHES "tgc compile")
+  message(FATAL_ERROR "a no-op build reran tgc compile:\n${out}")
 endif()
 message(STATUS "installed package OK: ${prefix}")
