@@ -80,9 +80,11 @@ Value Numerics::constant(const tgc::Value &v, DType dt) {
   case tgc::Value::Kind::UInt: i = int64_t(v.getUInt()), f = double(v.getUInt()); break;
   case tgc::Value::Kind::Float:
     f = v.getFloat();
-    // Python's int() truncates toward zero; out-of-range floats have no int value.
+    // Python's int() truncates toward zero; out-of-range floats (the -inf
+    // identity of a float MAX, say) have no int value and need none unless
+    // the constant is an integer.
     if (dt.isInt() && !(std::fabs(f) < 9.2e18)) return fail("float literal " + v.toString() + " does not fit " + std::string(dt.name()));
-    i = int64_t(f);
+    i = dt.isInt() ? int64_t(f) : 0;
     break;
   default: return fail("literal " + v.toString() + " has no value of dtype " + std::string(dt.name()));
   }
