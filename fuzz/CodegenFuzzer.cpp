@@ -39,18 +39,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace tgc;
-  std::string_view text(reinterpret_cast<const char *>(data), size);
-  size_t first = text.find_first_not_of(" \t\r\n");
-  bool json = first != std::string_view::npos && text[first] == '{';
-
   Context ctx;
-  Result<Graph> g = json ? readGraphJSON(ctx, text, "fuzz.json") : parseText(ctx, text, "fuzz.tgc");
-  if (!g || g->roots.empty()) return 0;
   ResourceLimits limits;
   limits.maxNodes = kMaxNodes;
   limits.maxBufferBytes = uint64_t(1) << 30;
-  if (!checkResourceLimits(*g, limits).ok()) return 0;
-  if (!verifyGraph(*g).ok()) return 0;
+  std::optional<Graph> g = fuzz::acceptedGraph(ctx, data, size, limits);
+  if (!g || g->roots.empty()) return 0;
 
   for (const UOp *root : g->roots)
     if (root->is(Op::LINEAR)) (void)compileLinearToObject(root, cheapCodegen());

@@ -11,11 +11,13 @@
 #pragma once
 
 #include "IR/JSON.h"
+#include "IR/Limits.h"
 #include "IR/TextFormat.h"
 #include "IR/Verifier.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -81,6 +83,19 @@ inline void checkGraph(Context &ctx, const Graph &g) {
   Graph fromJSON = expectReadsBack(ctx, g, json, /*json=*/true);
   if (std::string again = writeGraphJSON(fromJSON); again != json)
     fail("writeGraphJSON is not stable across a round trip", json + "\n---- then ----\n" + again);
+}
+
+/// The input as a graph the driver would hand to its passes: JSON when it
+/// starts with '{', else the text form; within `limits` and verified clean.
+/// nullopt for anything the driver would refuse first.
+inline std::optional<Graph> acceptedGraph(Context &ctx, const uint8_t *data, size_t size,
+                                          const ResourceLimits &limits = {}) {
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  size_t first = text.find_first_not_of(" \t\r\n");
+  bool json = first != std::string_view::npos && text[first] == '{';
+  Result<Graph> g = json ? readGraphJSON(ctx, text, "fuzz.json") : parseText(ctx, text, "fuzz.tgc");
+  if (!g || !checkResourceLimits(*g, limits).ok() || !verifyGraph(*g).ok()) return std::nullopt;
+  return std::move(*g);
 }
 
 } // namespace tgc::fuzz

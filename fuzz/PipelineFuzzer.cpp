@@ -38,22 +38,16 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace tgc;
-  std::string_view text(reinterpret_cast<const char *>(data), size);
-  size_t first = text.find_first_not_of(" \t\r\n");
-  bool json = first != std::string_view::npos && text[first] == '{';
-
   Context ctx;
-  Result<Graph> g = json ? readGraphJSON(ctx, text, "fuzz.json") : parseText(ctx, text, "fuzz.tgc");
-  if (!g) return 0;
   // The driver's defaults: what it would refuse, no pass ever sees.
-  if (!checkResourceLimits(*g, ResourceLimits{}).ok()) return 0;
-  if (!verifyGraph(*g).ok()) return 0;
+  std::optional<Graph> g = fuzz::acceptedGraph(ctx, data, size);
+  if (!g) return 0;
 
   std::vector<const PassInfo *> passes = PassRegistry::instance().all();
   for (const PassInfo *p : passes) runOne(ctx, *g, *p);
 
   // A chain of up to four passes, chosen by the input so that mutations explore orders.
-  size_t h = std::hash<std::string_view>()(text);
+  size_t h = std::hash<std::string_view>()(std::string_view(reinterpret_cast<const char *>(data), size));
   Graph cur = *g;
   for (int step = 0; step < 4 && !passes.empty(); ++step, h /= passes.size() + 1) {
     size_t pick = h % (passes.size() + 1);
