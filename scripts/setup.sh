@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libclang-rt-22-dev: the sanitizer and libFuzzer runtimes (TGC_SANITIZE, TGC_FUZZ).
-packages=(llvm-22-dev libmlir-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libcli11-dev nlohmann-json3-dev
+# mlir-22-tools: MLIR's CMake package names its tools (mlir-linalg-ods-yaml-gen) and fails without them.
+packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libcli11-dev nlohmann-json3-dev
           doctest-dev libzstd-dev cmake ninja-build)
 missing=()
 for p in "${packages[@]}"; do
@@ -20,7 +21,10 @@ if ((${#missing[@]})); then
 fi
 
 build=${TGC_BUILD_DIR:-build}
+# ccache, where the machine has it, makes rebuilds in other trees (worktrees, build-asan) cheap.
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 # clang-22 + lld build about 1.5x faster than g++ here (see docs/building.md).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 "$@"
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 "${launcher[@]}" "$@"
 ninja -C "$build" -j"$(nproc)"
