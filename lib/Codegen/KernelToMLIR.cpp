@@ -47,7 +47,9 @@ class KernelLowering {
 public:
   KernelLowering(ModuleOp module, const UOp *sink, const KernelSpec &spec)
       : module_(module), sink_(sink), spec_(spec), b_(module.getContext()), loc_(b_.getUnknownLoc()),
-        num_(b_, loc_) {}
+        num_(b_, loc_) {
+    num_.polyTranscendentals = spec.opts.polyTranscendentals;
+  }
 
   Status run();
 
