@@ -255,3 +255,20 @@ TEST_CASE("transcendental: sin polynomial with Cody-Waite and Payne-Hanek reduct
   CHECK(d.specialMismatches == 0);
   CHECK(d.maxAbs <= 1e-15);
 }
+
+TEST_CASE("transcendental: float16 EXP2/LOG2/SIN are computed in f32, within 1 half ULP, over every half value") {
+  std::vector<_Float16> xs;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) xs.push_back(std::bit_cast<_Float16>(uint16_t(bits))); // NaNs, infs too
+  for (Op op : {Op::EXP2, Op::LOG2, Op::SIN}) {
+    CAPTURE(opName(op));
+    std::vector<_Float16> got = runUnary(op, xs);
+    size_t bad = 0;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      long double want = reference(op, float(xs[k]));
+      float g = float(got[k]), w = float(_Float16(float(want)));
+      bool ok = std::isnan(w) ? std::isnan(g) : (g == w || (std::isfinite(g) && fabsl(g - want) <= ulpAt<_Float16>(want)));
+      if (!ok && bad++ < 5) MESSAGE("x=" << float(xs[k]) << " got " << g << " want " << w);
+    }
+    CHECK(bad == 0);
+  }
+}
