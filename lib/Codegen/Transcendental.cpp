@@ -140,18 +140,24 @@ Value twoOverPiTable(OpBuilder &b, Location loc) {
 
 /// Payne-Hanek reduction of a finite |x| >= 0 (any magnitude), in f64:
 /// x*2/pi = n + f with |f| <= 1/2, returned as (f*pi/2, n mod 4 in some
-/// representative). x = X*2^e is scaled by 2^-24*j0 so that every chunk of 2/pi
-/// before chunk j0 contributes a multiple of 4 (dropped); six chunks from j0 on
-/// give 144 bits, enough for any f64 argument. x is split into two halves of
-/// at most 27 bits (f32 arguments need one) so each half times a 24-bit chunk is
-/// exact in f64; each product is then reduced mod 4 exactly, and the terms are
-/// summed with error compensation for f64 arguments.
+/// representative). With x = X*2^e, x is scaled by 2^(-24*j0) for the j0 that
+/// makes every chunk of 2/pi before chunk j0 contribute a multiple of 4
+/// (dropped); the next chunks (f64: 6 = 144 bits, f32: 4 = 96 bits) leave an
+/// absolute error below 2^-47. x is split into halves of at most 27 bits (f32
+/// arguments need one) so each half times a 24-bit chunk is exact in f64; each
+/// product is reduced mod 4 exactly, and the terms are summed (f64: with
+/// error compensation). f32 arguments have j0 <= 4, so their chunks are picked
+/// by selects; f64 arguments index a constant table (gathers when vectorized,
+/// which are slow on CPUs with the gather-data-sampling mitigation).
 std::pair<Value, Value> payneHanek(Emitter &e64, Value xd, bool argIs64) {
   OpBuilder &b = e64.builder();
   Location loc = e64.loc();
+  const int argBits = argIs64 ? 53 : 24, numChunks = argIs64 ? 6 : 4;
   Value bits = e64.bitsOf(xd);
   Value expo = e64.subi(ar::ShRUIOp::create(b, loc, bits, e64.i(52)), e64.i(1023));
-  Value d = e64.subi(expo, e64.i(54));
+  // Chunk j contributes x*I_j*2^(-24(j+1)), a multiple of 2^(e-argBits+1-24(j+1)):
+  // a multiple of 4 for every j < j0 when 24*j0 <= e - argBits - 1.
+  Value d = e64.subi(expo, e64.i(argBits + 1));
   d = e64.sel(e64.cmpi(IP::sgt, d, e64.i(0)), d, e64.i(0));
   Value j0 = ar::DivUIOp::create(b, loc, d, e64.i(24));
   Value xs = e64.mul(xd, e64.pow2(e64.subi(e64.i(0), ar::MulIOp::create(b, loc, j0, e64.i(24)))));
@@ -160,13 +166,27 @@ std::pair<Value, Value> payneHanek(Emitter &e64, Value xd, bool argIs64) {
     Value hi = e64.fromBits(e64.andi(e64.bitsOf(xs), e64.i(~((int64_t(1) << 27) - 1))));
     halves = {hi, e64.sub(xs, hi)};
   }
-  Value table = twoOverPiTable(b, loc);
-  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  // f32: e <= 127, so j0 <= (127 - 25) / 24 = 4.
+  constexpr int kMaxJ0F32 = 4;
+  Value table;
+  std::vector<Value> isJ0;
+  if (argIs64) table = twoOverPiTable(b, loc);
+  else
+    for (int j = 0; j < kMaxJ0F32; ++j) isJ0.push_back(e64.cmpi(IP::eq, j0, e64.i(j)));
+  auto chunkAt = [&](int m) -> Value {
+    if (argIs64) {
+      Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+      Value at = LLVM::GEPOp::create(b, loc, ptr, e64.floatType(), table, ValueRange{e64.addi(j0, e64.i(m))},
+                                     LLVM::GEPNoWrapFlags::inbounds);
+      return LLVM::LoadOp::create(b, loc, e64.floatType(), at);
+    }
+    Value c = e64.f(kTwoOverPiChunks[kMaxJ0F32 + m]);
+    for (int j = kMaxJ0F32 - 1; j >= 0; --j) c = e64.sel(isJ0[size_t(j)], e64.f(kTwoOverPiChunks[j + m]), c);
+    return c;
+  };
   Value hi = e64.f(0.0), lo = e64.f(0.0);
-  for (int m = 0; m < 6; ++m) {
-    Value at = LLVM::GEPOp::create(b, loc, ptr, e64.floatType(), table, ValueRange{e64.addi(j0, e64.i(m))},
-                                   LLVM::GEPNoWrapFlags::inbounds);
-    Value chunk = LLVM::LoadOp::create(b, loc, e64.floatType(), at);
+  for (int m = 0; m < numChunks; ++m) {
+    Value chunk = chunkAt(m);
     for (Value h : halves) {
       Value t = e64.mod4(e64.mul(e64.mul(h, chunk), e64.f(std::ldexp(1.0, -24 * (m + 1)))));
       if (!argIs64) {
