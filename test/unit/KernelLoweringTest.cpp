@@ -122,6 +122,42 @@ TEST_CASE("codegen: REDUCE ADD/MAX over an inner range, MAX keeps tinygrad's (a<
   CHECK(run.at<float>(2)[5] == -std::numeric_limits<float>::infinity()); // the identity of MAX is -inf
 }
 
+TEST_CASE("codegen: a long float MAX REDUCE (maxnum, vectorized unless strict) equals the serial (a<b)?b:a fold") {
+  // The accumulator starts at -inf and a NaN never wins (acc < v), so the fold
+  // is maxnum's, which is associative: LLVM may vectorize it. Rows: NaNs at
+  // scattered places, all NaN (-> -inf), all -inf, NaN first and last.
+  for (bool strict : {false, true}) {
+    CAPTURE(strict);
+    CodegenOptions opts;
+    opts.kernel.strictFP = strict;
+    KB k;
+    DType f = dtypes::Float32;
+    const int rows = 6, cols = 1003;
+    const UOp *mx = k.p(0, f, rows), *x = k.p(1, f, rows * cols);
+    const UOp *i = range(k.c, rows, 0), *r = range(k.c, cols, 1, "REDUCE");
+    const UOp *ld = k.idx(x, k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {i, k.ci(cols)}), r}));
+    Run run(k.linear({k.call(k.sink({k.end(k.store(mx, i, k.reduce(Op::MAX, ld, {r})), {i})}),
+                             {buffer(k.c, 1, f, rows), buffer(k.c, 2, f, rows * cols)})}),
+            opts);
+    float *xs = run.at<float>(2);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int n = 0; n < rows * cols; ++n) xs[n] = std::sin(float(n) * 0.37f) * 100.0f;
+    for (int c = 0; c < cols; c += 17) xs[0 * cols + c] = nan;
+    for (int c = 0; c < cols; ++c) xs[1 * cols + c] = nan, xs[2 * cols + c] = -inf;
+    xs[3 * cols] = nan, xs[3 * cols + cols - 1] = nan;
+    xs[4 * cols + 500] = inf;
+    run.go();
+    for (int row = 0; row < rows; ++row) {
+      float m = -inf;
+      for (int c = 0; c < cols; ++c) m = (m < xs[row * cols + c]) ? xs[row * cols + c] : m;
+      CAPTURE(row);
+      CHECK(run.at<float>(1)[row] == m);
+    }
+    CHECK(run.at<float>(1)[1] == -inf);
+    CHECK(run.at<float>(1)[4] == inf);
+  }
+}
+
 TEST_CASE("codegen: a REDUCE invariant in the outer loop, and a kernel without loops") {
   KB k;
   DType f = dtypes::Float32;
