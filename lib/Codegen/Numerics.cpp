@@ -278,8 +278,10 @@ Value Numerics::pow(Value base, Value e) {
   Value truncE = math::TruncOp::create(b_, loc_, e);
   Value nonInt = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::UNE, e, truncE);
   Value absE = math::AbsFOp::create(b_, loc_, truncE);
-  Value isOdd = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OEQ, ar::RemFOp::create(b_, loc_, absE, fconst(ct, 2.0)),
-                                   fconst(ct, 1.0));
+  // |e| - 2*trunc(|e|/2), exact for an integer |e| (frem would be an fmod call per element).
+  Value halfE = math::TruncOp::create(b_, loc_, ar::MulFOp::create(b_, loc_, absE, fconst(ct, 0.5)));
+  Value parity = ar::SubFOp::create(b_, loc_, absE, ar::MulFOp::create(b_, loc_, halfE, fconst(ct, 2.0)));
+  Value isOdd = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OEQ, parity, fconst(ct, 1.0));
   Value notNegInf = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::UNE, base,
                                        fconst(ct, -std::numeric_limits<double>::infinity()));
   Value nan = fconst(ct, std::numeric_limits<double>::quiet_NaN());
