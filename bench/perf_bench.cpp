@@ -245,11 +245,12 @@ int main(int argc, char **argv) {
     o.kernel = k;
     return Config{std::move(name), o, threads};
   };
-  KernelOptions plain = KernelOptions::none(), reassoc = plain, tiled = plain, all;
+  KernelOptions plain = KernelOptions::none(), reassoc = plain, tiled = plain, threaded, all;
   reassoc.strictFP = false;
   tiled.strictFP = false, tiled.tileMatmul = true;
+  threaded.polyTranscendentals = false; // everything but the polynomial transcendentals: libm calls
   std::vector<Config> configs{cfg("plain", plain, 1), cfg("+reassoc", reassoc, 1), cfg("+tile", tiled, 1),
-                              cfg("+threads", all, cores)};
+                              cfg("+threads", threaded, cores), cfg("+poly", all, cores)};
 
   std::vector<fs::path> cases;
   for (const auto &e : fs::directory_iterator(perfDir))

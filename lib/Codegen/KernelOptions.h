@@ -2,7 +2,7 @@
 //
 // The knobs of lib/Codegen's optimizations (docs/performance.md). Defaults are
 // the optimized build; `strictFP` keeps tinygrad's serial reduction order and
-// `none()` is the plain lowering of docs/codegen.md.
+// `none()` is the plain lowering of docs/codegen.md (libm transcendentals).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,8 +21,11 @@ struct KernelOptions {
   bool strictFP = false;
   /// Register tiling of matmul-like kernels (MatmulTiling.cpp).
   bool tileMatmul = true;
+  /// EXP2/LOG2/SIN (and POW) as branch-free polynomials that vectorize
+  /// (Transcendental.h); off, they are libm calls, one per element.
+  bool polyTranscendentals = true;
 
-  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false}; }
+  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false}; }
 };
 
 } // namespace tgc::codegen

@@ -47,7 +47,9 @@ class KernelLowering {
 public:
   KernelLowering(ModuleOp module, const UOp *sink, const KernelSpec &spec)
       : module_(module), sink_(sink), spec_(spec), b_(module.getContext()), loc_(b_.getUnknownLoc()),
-        num_(b_, loc_) {}
+        num_(b_, loc_) {
+    num_.polyTranscendentals = spec.opts.polyTranscendentals;
+  }
 
   Status run();
 
@@ -548,13 +550,20 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
     mlir::Value v = operand(group[g]->src(0), dt);
     if (!v) break;
     setInsertion(scopes_.size() - 1);
-    accs[g] = check(u, num_.alu(*rop, dt, dt, {accs[g], v}));
     // Unless strict, a lone accumulation may be reassociated: LLVM then keeps
     // several (vector) partial accumulators, as a C compiler with
-    // -fassociative-math would; MAX is a select and is left alone. A fused
-    // tile already has independent accumulators (and vectorizing its
-    // reduction loop instead would gather across rows), so it stays serial.
-    if (accs[g] && !spec_.opts.strictFP && dt.isFloat() && group.size() == 1)
+    // -fassociative-math would. A float MAX is tinygrad's (acc < v) ? v : acc
+    // from -inf, where a NaN v never wins and acc is never NaN: that is
+    // maxnum(acc, v), which may be reassociated too (only the sign of a zero
+    // maximum can differ). A fused tile already has independent accumulators
+    // (and vectorizing its reduction loop instead would gather across rows),
+    // so it stays serial.
+    bool reassociate = !spec_.opts.strictFP && dt.isFloat() && group.size() == 1;
+    if (*rop == Op::MAX && reassociate)
+      accs[g] = arith::MaxNumFOp::create(b_, loc_, accs[g], v);
+    else
+      accs[g] = check(u, num_.alu(*rop, dt, dt, {accs[g], v}));
+    if (accs[g] && reassociate)
       if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
         accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(),
                                          arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract |

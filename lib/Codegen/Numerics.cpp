@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Numerics.h"
+#include "Codegen/Transcendental.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -231,17 +232,26 @@ Value Numerics::intDivMod(Op op, DType dt, Value a, Value c) {
   return ar::SelectOp::create(b_, loc_, fix, ar::AddIOp::create(b_, loc_, r, c), r);
 }
 
-// EXP2/LOG2/SIN/SQRT/TRUNC: f16 is computed in f32 (libm has no half
-// functions), f32/f64 natively. They lower to llvm intrinsics, i.e. libm.
+Value Numerics::exp2(Value x) {
+  return polyTranscendentals ? polyExp2(b_, loc_, x) : Value(math::Exp2Op::create(b_, loc_, x));
+}
+Value Numerics::log2(Value x) {
+  return polyTranscendentals ? polyLog2(b_, loc_, x) : Value(math::Log2Op::create(b_, loc_, x));
+}
+
+// EXP2/LOG2/SIN/SQRT/TRUNC: f16 is computed in f32 (as tinygrad does for
+// its polynomials, and libm has no half functions), f32/f64 natively. EXP2,
+// LOG2 and SIN are the branch-free polynomials of Transcendental.h, or with
+// polyTranscendentals off llvm intrinsics, i.e. one libm call per element.
 Value Numerics::floatUnary(Op op, DType dt, Value x) {
   Type t = x.getType();
   bool widen = t.isF16();
   if (widen) x = ar::ExtFOp::create(b_, loc_, b_.getF32Type(), x);
   Value r;
   switch (op) {
-  case Op::EXP2: r = math::Exp2Op::create(b_, loc_, x); break;
-  case Op::LOG2: r = math::Log2Op::create(b_, loc_, x); break;
-  case Op::SIN: r = math::SinOp::create(b_, loc_, x); break;
+  case Op::EXP2: r = exp2(x); break;
+  case Op::LOG2: r = log2(x); break;
+  case Op::SIN: r = polyTranscendentals ? polySin(b_, loc_, x) : Value(math::SinOp::create(b_, loc_, x)); break;
   case Op::SQRT: r = math::SqrtOp::create(b_, loc_, x); break;
   case Op::TRUNC: r = math::TruncOp::create(b_, loc_, x); break;
   default: return fail("not a float unary op: " + std::string(opName(op)));
@@ -264,12 +274,14 @@ Value Numerics::pow(Value base, Value e) {
   Value zero = fconst(ct, 0.0);
   Value baseNeg = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OLT, base, zero);
   Value absBase = ar::SelectOp::create(b_, loc_, baseNeg, ar::NegFOp::create(b_, loc_, base), base);
-  Value ret = math::Exp2Op::create(b_, loc_, ar::MulFOp::create(b_, loc_, math::Log2Op::create(b_, loc_, absBase), e, kFMF));
+  Value ret = exp2(ar::MulFOp::create(b_, loc_, log2(absBase), e, kFMF));
   Value truncE = math::TruncOp::create(b_, loc_, e);
   Value nonInt = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::UNE, e, truncE);
   Value absE = math::AbsFOp::create(b_, loc_, truncE);
-  Value isOdd = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OEQ, ar::RemFOp::create(b_, loc_, absE, fconst(ct, 2.0)),
-                                   fconst(ct, 1.0));
+  // |e| - 2*trunc(|e|/2), exact for an integer |e| (frem would be an fmod call per element).
+  Value halfE = math::TruncOp::create(b_, loc_, ar::MulFOp::create(b_, loc_, absE, fconst(ct, 0.5)));
+  Value parity = ar::SubFOp::create(b_, loc_, absE, ar::MulFOp::create(b_, loc_, halfE, fconst(ct, 2.0)));
+  Value isOdd = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OEQ, parity, fconst(ct, 1.0));
   Value notNegInf = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::UNE, base,
                                        fconst(ct, -std::numeric_limits<double>::infinity()));
   Value nan = fconst(ct, std::numeric_limits<double>::quiet_NaN());

@@ -38,6 +38,9 @@ public:
   Numerics(mlir::OpBuilder &b, mlir::Location loc) : b_(b), loc_(loc) {}
 
   std::string error;
+  /// EXP2/LOG2/SIN (and POW) as the branch-free polynomials of
+  /// Transcendental.h instead of libm calls (KernelOptions::polyTranscendentals).
+  bool polyTranscendentals = false;
 
   /// A literal of dtype `dt` holding `v` (converted as tinygrad's dtype.const does).
   mlir::Value constant(const Value &v, DType dt);
@@ -60,6 +63,8 @@ private:
   mlir::Value iconst(mlir::Type t, int64_t v);
   mlir::Value roundToBF16(mlir::Value f32);
   mlir::Value floatUnary(Op op, DType dt, mlir::Value x);
+  mlir::Value exp2(mlir::Value x);
+  mlir::Value log2(mlir::Value x);
   mlir::Value pow(mlir::Value base, mlir::Value exponent);
   mlir::Value intDivMod(Op op, DType dt, mlir::Value a, mlir::Value c);
   mlir::Value compare(Op op, DType opDt, mlir::Value a, mlir::Value c);

@@ -51,8 +51,8 @@ struct KB {
 struct Run {
   std::unique_ptr<CompiledSchedule> cs;
   std::unique_ptr<HostBuffers> bufs;
-  explicit Run(const UOp *linear) {
-    auto r = compileLinear(linear);
+  explicit Run(const UOp *linear, const CodegenOptions &opts = {}) {
+    auto r = compileLinear(linear, opts);
     REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().str()));
     cs = std::move(*r);
     auto hb = HostBuffers::allocate(cs->plan());
@@ -120,6 +120,42 @@ TEST_CASE("codegen: REDUCE ADD/MAX over an inner range, MAX keeps tinygrad's (a<
     CHECK(run.at<float>(2)[row] == m);
   }
   CHECK(run.at<float>(2)[5] == -std::numeric_limits<float>::infinity()); // the identity of MAX is -inf
+}
+
+TEST_CASE("codegen: a long float MAX REDUCE (maxnum, vectorized unless strict) equals the serial (a<b)?b:a fold") {
+  // The accumulator starts at -inf and a NaN never wins (acc < v), so the fold
+  // is maxnum's, which is associative: LLVM may vectorize it. Rows: NaNs at
+  // scattered places, all NaN (-> -inf), all -inf, NaN first and last.
+  for (bool strict : {false, true}) {
+    CAPTURE(strict);
+    CodegenOptions opts;
+    opts.kernel.strictFP = strict;
+    KB k;
+    DType f = dtypes::Float32;
+    const int rows = 6, cols = 1003;
+    const UOp *mx = k.p(0, f, rows), *x = k.p(1, f, rows * cols);
+    const UOp *i = range(k.c, rows, 0), *r = range(k.c, cols, 1, "REDUCE");
+    const UOp *ld = k.idx(x, k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {i, k.ci(cols)}), r}));
+    Run run(k.linear({k.call(k.sink({k.end(k.store(mx, i, k.reduce(Op::MAX, ld, {r})), {i})}),
+                             {buffer(k.c, 1, f, rows), buffer(k.c, 2, f, rows * cols)})}),
+            opts);
+    float *xs = run.at<float>(2);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int n = 0; n < rows * cols; ++n) xs[n] = std::sin(float(n) * 0.37f) * 100.0f;
+    for (int c = 0; c < cols; c += 17) xs[0 * cols + c] = nan;
+    for (int c = 0; c < cols; ++c) xs[1 * cols + c] = nan, xs[2 * cols + c] = -inf;
+    xs[3 * cols] = nan, xs[3 * cols + cols - 1] = nan;
+    xs[4 * cols + 500] = inf;
+    run.go();
+    for (int row = 0; row < rows; ++row) {
+      float m = -inf;
+      for (int c = 0; c < cols; ++c) m = (m < xs[row * cols + c]) ? xs[row * cols + c] : m;
+      CAPTURE(row);
+      CHECK(run.at<float>(1)[row] == m);
+    }
+    CHECK(run.at<float>(1)[1] == -inf);
+    CHECK(run.at<float>(1)[4] == inf);
+  }
 }
 
 TEST_CASE("codegen: a REDUCE invariant in the outer loop, and a kernel without loops") {
@@ -257,44 +293,54 @@ TEST_CASE("codegen: CAST and BITCAST between bool, ints, float16, bfloat16, floa
 }
 
 TEST_CASE("codegen: POW follows tinygrad's xpow; EXP2/LOG2/SIN/SQRT/RECIPROCAL match libm") {
-  KB k;
-  DType f = dtypes::Float32;
-  const UOp *base = k.p(0, f, 8), *ex = k.p(1, f, 8), *pw = k.p(2, f, 8);
-  const UOp *t[5] = {k.p(3, f, 8), k.p(4, f, 8), k.p(5, f, 8), k.p(6, f, 8), k.p(7, f, 8)};
-  const UOp *i = range(k.c, 8, 0);
-  const UOp *b = k.idx(base, i);
-  Op un[5] = {Op::EXP2, Op::LOG2, Op::SIN, Op::SQRT, Op::RECIPROCAL};
-  std::vector<const UOp *> st = {k.store(pw, i, k.op(Op::POW, f, {b, k.idx(ex, i)}))};
-  for (int n = 0; n < 5; ++n) st.push_back(k.store(t[n], i, k.op(un[n], f, {b})));
-  std::vector<const UOp *> bufs;
-  for (int n = 0; n < 8; ++n) bufs.push_back(buffer(k.c, n, f, 8));
-  Run run(k.linear({k.call(k.sink({k.end(k.op(Op::GROUP, dtypes::Void, st), {i})}), bufs)}));
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  const float bs[8] = {-2.0f, -2.0f, 0.0f, 2.0f, -8.0f, 3.0f, -inf, 10.0f};
-  const float es[8] = {3.0f, 0.5f, 0.0f, 0.5f, 2.0f, -1.0f, 0.5f, 1.5f};
-  std::memcpy(run.at<float>(0), bs, sizeof bs);
-  std::memcpy(run.at<float>(1), es, sizeof es);
-  run.go();
-  const float *p = run.at<float>(2);
-  CHECK(p[0] == doctest::Approx(-8.0));
-  CHECK(std::isnan(p[1]));         // negative base, non-integer exponent
-  CHECK(p[2] == 1.0f);             // 0 ** 0
-  CHECK(p[3] == doctest::Approx(std::sqrt(2.0)));
-  CHECK(p[4] == doctest::Approx(64.0));
-  CHECK(p[5] == doctest::Approx(1.0 / 3.0));
-  CHECK(p[6] == inf);              // -inf ** 0.5 stays |base| ** e
-  CHECK(p[7] == doctest::Approx(std::pow(10.0, 1.5)).epsilon(1e-6));
-  for (int n = 0; n < 8; ++n) {
-    CAPTURE(n);
-    float v = bs[n];
-    auto same = [](float got, float want) { return (std::isnan(got) && std::isnan(want)) || got == want; };
-    CHECK(same(run.at<float>(3)[n], std::exp2(v)));
-    CHECK(same(run.at<float>(4)[n], std::log2(v)));
-    CHECK(same(run.at<float>(5)[n], std::sin(v)));
-    CHECK(same(run.at<float>(6)[n], std::sqrt(v)));
-    CHECK(same(run.at<float>(7)[n], 1.0f / v));
+  // POW under both lowerings of EXP2/LOG2; the unary ops must equal libm's
+  // results exactly when they are libm calls (TranscendentalTest.cpp measures
+  // the polynomials).
+  for (bool poly : {true, false}) {
+    CAPTURE(poly);
+    CodegenOptions opts;
+    opts.kernel.polyTranscendentals = poly;
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *base = k.p(0, f, 8), *ex = k.p(1, f, 8), *pw = k.p(2, f, 8);
+    const UOp *t[5] = {k.p(3, f, 8), k.p(4, f, 8), k.p(5, f, 8), k.p(6, f, 8), k.p(7, f, 8)};
+    const UOp *i = range(k.c, 8, 0);
+    const UOp *b = k.idx(base, i);
+    Op un[5] = {Op::EXP2, Op::LOG2, Op::SIN, Op::SQRT, Op::RECIPROCAL};
+    std::vector<const UOp *> st = {k.store(pw, i, k.op(Op::POW, f, {b, k.idx(ex, i)}))};
+    for (int n = 0; n < 5; ++n) st.push_back(k.store(t[n], i, k.op(un[n], f, {b})));
+    std::vector<const UOp *> bufs;
+    for (int n = 0; n < 8; ++n) bufs.push_back(buffer(k.c, n, f, 8));
+    Run run(k.linear({k.call(k.sink({k.end(k.op(Op::GROUP, dtypes::Void, st), {i})}), bufs)}), opts);
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const float bs[8] = {-2.0f, -2.0f, 0.0f, 2.0f, -8.0f, 3.0f, -inf, 10.0f};
+    const float es[8] = {3.0f, 0.5f, 0.0f, 0.5f, 2.0f, -1.0f, 0.5f, 1.5f};
+    std::memcpy(run.at<float>(0), bs, sizeof bs);
+    std::memcpy(run.at<float>(1), es, sizeof es);
+    run.go();
+    const float *p = run.at<float>(2);
+    CHECK(p[0] == doctest::Approx(-8.0));
+    CHECK(std::isnan(p[1]));         // negative base, non-integer exponent
+    CHECK(p[2] == 1.0f);             // 0 ** 0
+    CHECK(p[3] == doctest::Approx(std::sqrt(2.0)));
+    CHECK(p[4] == doctest::Approx(64.0));
+    CHECK(p[5] == doctest::Approx(1.0 / 3.0));
+    CHECK(p[6] == inf);              // -inf ** 0.5 stays |base| ** e
+    CHECK(p[7] == doctest::Approx(std::pow(10.0, 1.5)).epsilon(1e-6));
+    for (int n = 0; n < 8; ++n) {
+      CAPTURE(n);
+      float v = bs[n];
+      auto same = [](float got, float want) { return (std::isnan(got) && std::isnan(want)) || got == want; };
+      if (!poly) {
+        CHECK(same(run.at<float>(3)[n], std::exp2(v)));
+        CHECK(same(run.at<float>(4)[n], std::log2(v)));
+        CHECK(same(run.at<float>(5)[n], std::sin(v)));
+      }
+      CHECK(same(run.at<float>(6)[n], std::sqrt(v)));
+      CHECK(same(run.at<float>(7)[n], 1.0f / v));
+    }
+    (void)nan;
   }
-  (void)nan;
 }
 
 TEST_CASE("codegen: COPY calls, int8-arena views (BITCAST of SHRINK) and an argument passed twice") {

@@ -197,6 +197,7 @@ int runCompile(const CompileOptions &o) {
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
   copts.kernel.strictFP = o.kernel.strictFP;
+  copts.kernel.polyTranscendentals = !o.kernel.libmTranscendentals;
   copts.kernel.threads = o.kernel.threads != 1;
   copts.emitObject = emit.count("obj") || emit.count("exe");
   copts.keepMLIR = emit.count("mlir");

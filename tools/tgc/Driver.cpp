@@ -100,6 +100,9 @@ void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMea
   cmd->add_flag("--strict-fp", f.strictFP,
                 "Keep tinygrad's serial order in float reductions (no reassociation: no vector or multi-accumulator "
                 "reductions, bit-for-bit tinygrad's rounding order)");
+  cmd->add_flag("--libm-transcendentals", f.libmTranscendentals,
+                "EXP2/LOG2/SIN (and POW) as one libm call per element instead of the branch-free polynomials "
+                "that vectorize");
 }
 
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {

@@ -61,10 +61,11 @@ void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect)
 /// spelling is printed as "tgc <command>: error: ..." and gives false.
 bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
 
-/// --threads and --strict-fp, shared by run and compile.
+/// --threads, --strict-fp and --libm-transcendentals, shared by run and compile.
 struct KernelFlags {
   int threads = 0;       ///< 0 = the core count; 1 = serial code
   bool strictFP = false; ///< keep tinygrad's order in float reductions
+  bool libmTranscendentals = false; ///< EXP2/LOG2/SIN as libm calls, not the vectorizable polynomials
 };
 void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning);
 
