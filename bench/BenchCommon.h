@@ -39,12 +39,34 @@ template <class F> double medianMs(int reps, F &&f, int inner = 1) {
 
 double median(std::vector<double> v);
 
+/// The median time of `run` over `reps` samples; `load` (untimed) runs before
+/// each sample, which repeats `run` until it lasts ~minSampleMs (a model that
+/// runs in microseconds is timed above the clock's overhead).
+template <class Load, class Run> double modelMedianMs(int reps, double minSampleMs, Load &&load, Run &&run) {
+  load();
+  auto t0 = Clock::now();
+  run();
+  double first = msSince(t0);
+  int inner = first > 0 ? int(std::clamp(minSampleMs / first, 1.0, 10000.0)) : 1;
+  std::vector<double> t;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    load();
+    auto t1 = Clock::now();
+    for (int k = 0; k < inner; ++k) run();
+    t.push_back(msSince(t1) / inner);
+  }
+  return median(t);
+}
+
 /// What the run measured (or machine.json's best values with --no-limits).
 struct Limits {
   double fma1 = 0, fmaAll = 0, triad1 = 0, triadAll = 0;
   int cores = 1;
+  /// The idle machine's ridge (machine.json), 0 if unknown: which side of it a
+  /// kernel falls on should not depend on how loaded the machine is right now.
+  double idleRidge = 0;
   /// FLOP per byte above which a kernel is compute-bound (the roofline ridge).
-  double ridge() const { return triadAll > 0 ? fmaAll / triadAll : 0; }
+  double ridge() const { return idleRidge > 0 ? idleRidge : triadAll > 0 ? fmaAll / triadAll : 0; }
 };
 
 /// FMA peak (AVX-512, 12 chains) and streaming triad over `triadFloats` floats
@@ -94,5 +116,7 @@ inline bool selected(const std::string &name, const std::string &filter) {
 
 /// A number for the table, "-" when absent (0 or NaN).
 std::string fmt(double v, const char *spec = "%.2f");
+/// A ratio for the table ("12.3x"), "-" when absent.
+inline std::string ratio(double v) { return fmt(v, v >= 100 ? "%.0fx" : v >= 10 ? "%.1fx" : "%.2fx"); }
 
 } // namespace tgc::bench

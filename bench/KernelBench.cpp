@@ -78,7 +78,8 @@ nlohmann::json runKernelSection(const BenchOptions &o, const Limits &lim) {
   }
   std::printf("columns: kern = kernels under test (those that read a buffer); ms = the sum of their medians; rates from\n"
               "tgc's estimates (tinygrad's ops / mem); lim%% = of the all-core FMA peak (compute-bound: FLOP/byte above\n"
-              "the ridge %.1f) or of the all-core triad (memory-bound).\n",
+              "the idle machine's ridge %.1f) or of the all-core triad beyond cache (memory-bound; cache-resident rows\n"
+              "exceed it).\n",
               lim.ridge());
   return rows;
 }

@@ -68,12 +68,17 @@ Target matmul(const nlohmann::json &out) {
 /// Corpus models end to end: the median of tinygrad's run time / tgc's.
 Target corpus(const nlohmann::json &out) {
   Target t{"corpus models end to end: median >= 3x faster than tinygrad", ""};
-  std::vector<double> s;
-  for (const auto &r : rowsOf(out, "corpus"))
+  std::vector<double> s, c;
+  for (const auto &r : rowsOf(out, "corpus")) {
     if (r.contains("speedup_exec")) s.push_back(r["speedup_exec"].get<double>());
+    if (r.contains("speedup_c")) c.push_back(r["speedup_c"].get<double>());
+  }
   if (s.empty()) return t;
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "median %.2fx over %zu models", median(s), s.size());
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "median %.2fx over %zu models vs tinygrad's recorded run (Python dispatch included); "
+                "%.2fx over %zu vs tinygrad's kernels compiled and run here from C",
+                median(s), s.size(), median(c), c.size());
   t.value = buf;
   t.measured = true;
   t.met = median(s) >= 3;

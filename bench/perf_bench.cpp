@@ -70,9 +70,17 @@ int main(int argc, char **argv) {
   registerSchedulePasses();
 
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  Limits lim{225.44, 440.85, 35.3, 70.13, cores}; // machine.json's best
+  Limits lim{225.44, 440.85, 35.3, 70.13, cores}; // machine.json's best, if it cannot be read
+  nlohmann::json machine = readJson(std::filesystem::path(o.perfDir) / "machine.json");
+  if (machine.is_object() && machine.contains("limits")) {
+    const auto &l = machine["limits"];
+    lim = {l.value("fma_gflops_1t", lim.fma1), l.value("fma_gflops_all", lim.fmaAll), l.value("triad_gbs_1t", lim.triad1),
+           l.value("triad_gbs_all", lim.triadAll), cores};
+  }
+  double idleRidge = lim.fmaAll / lim.triadAll;
   bool measured = parts.count("limits");
   if (measured) lim = measureLimits(cores, o.smoke ? 0.01 : 1.0);
+  lim.idleRidge = idleRidge;
   nlohmann::json out;
   out["smoke"] = o.smoke;
   out["limits"] = {{"fma_gflops_1t", lim.fma1}, {"fma_gflops_all", lim.fmaAll}, {"triad_gbs_1t", lim.triad1},
