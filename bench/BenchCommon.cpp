@@ -1,6 +1,8 @@
 //===- BenchCommon.cpp - timing, limits and kernel rates for perf_bench ----===//
 #include "BenchCommon.h"
 
+#include "IR/JSON.h"
+#include "IR/Pass.h"
 #include "IR/UOp.h"
 #include "Schedule/Estimates.h"
 
@@ -132,6 +134,22 @@ nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &l
 nlohmann::json readJson(const std::filesystem::path &p) {
   std::ifstream f(p);
   return nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+}
+
+Status runSchedulePipeline(Graph &g, double &ms) {
+  auto pipeline = parsePipeline("schedule");
+  if (!pipeline) return pipeline.error();
+  auto t0 = Clock::now();
+  Status s = runPipeline(g, *pipeline, PipelineOptions{});
+  ms = msSince(t0);
+  return s;
+}
+
+Result<Graph> readAndSchedule(Context &ctx, const std::filesystem::path &caseDir, double &ms) {
+  Result<Graph> g = readGraphJSONFile(ctx, (caseDir / "graph.json").string());
+  if (!g) return g;
+  if (Status s = runSchedulePipeline(*g, ms); !s) return s.error();
+  return g;
 }
 
 std::string fmt(double v, const char *spec) {

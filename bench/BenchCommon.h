@@ -97,6 +97,11 @@ nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &l
 
 nlohmann::json readJson(const std::filesystem::path &p);
 
+/// tgc's `schedule` pipeline (tensor graph -> LINEAR) on `g` in place; `ms` = its time.
+Status runSchedulePipeline(Graph &g, double &ms);
+/// The graph.json of a case folder, read and scheduled (runSchedulePipeline).
+Result<Graph> readAndSchedule(Context &ctx, const std::filesystem::path &caseDir, double &ms);
+
 /// The command line, as every section reads it.
 struct BenchOptions {
   std::string perfDir, corpusDir;

@@ -87,15 +87,20 @@ Result<std::vector<std::pair<const ModelTensor *, std::vector<uint8_t>>>> readIn
   return data;
 }
 
+/// graph.json of `dir` read and scheduled as `tgc run` and `tgc compile` do (buildModel).
+Result<Model> readModel(Context &ctx, const fs::path &dir) {
+  Result<Graph> g = readGraphJSONFile(ctx, (dir / "graph.json").string());
+  if (!g) return g.error();
+  return buildModel(ctx, *g);
+}
+
 nlohmann::json runModel(const fs::path &dir, const BenchOptions &o, int cores) {
   nlohmann::json row{{"case", dir.filename().string()}};
   TinygradTimes tg = tinygradTimes(readJson(dir / "meta.json"));
   row["tinygrad"] = {{"exec_ms", tg.exec}, {"realize_e2e_ms", tg.realize}, {"compile_ms", tg.compile}};
   auto t0 = Clock::now();
   Context ctx;
-  Result<Graph> g = readGraphJSONFile(ctx, (dir / "graph.json").string());
-  if (!g) return row["error"] = g.error().str(), row;
-  Result<Model> model = buildModel(ctx, *g);
+  Result<Model> model = readModel(ctx, dir);
   if (!model) return row["error"] = model.error().str(), row;
   double scheduleMs = msSince(t0);
   auto inputs = readInputs(*model);
@@ -140,20 +145,14 @@ nlohmann::json compileGraph(const fs::path &dir) {
   row["tinygrad"] = {{"schedule_cold_ms", tg.scheduleCold}, {"schedule_warm_ms", tg.scheduleWarm}, {"compile_ms", tg.compile}};
   {
     Context ctx;
-    Result<Graph> g = readGraphJSONFile(ctx, (dir / "graph.json").string());
-    if (!g) return row["error"] = g.error().str(), row;
-    auto pipeline = parsePipeline("schedule");
-    if (!pipeline) return row["error"] = pipeline.error().str(), row;
-    auto t0 = Clock::now();
-    if (Status s = runPipeline(*g, *pipeline, PipelineOptions{}); !s) return row["error"] = s.error().str(), row;
-    row["tgc_schedule_ms"] = msSince(t0);
+    double scheduleMs = 0;
+    if (Result<Graph> g = readAndSchedule(ctx, dir, scheduleMs); !g) return row["error"] = g.error().str(), row;
+    row["tgc_schedule_ms"] = scheduleMs;
   }
   // What `tgc compile graph.json -o model.o` does, from reading the graph to the object's bytes.
   auto t1 = Clock::now();
   Context ctx;
-  Result<Graph> g = readGraphJSONFile(ctx, (dir / "graph.json").string());
-  if (!g) return row["error"] = g.error().str(), row;
-  Result<Model> model = buildModel(ctx, *g);
+  Result<Model> model = readModel(ctx, dir);
   if (!model) return row["error"] = model.error().str(), row;
   Result<MemoryPlan> memory = planMemory(*model);
   if (!memory) return row["error"] = memory.error().str(), row;

@@ -27,11 +27,9 @@ nlohmann::json runKernelCase(const KernelCase &c, const BenchOptions &o, const L
   Context ctx;
   Graph g = kernelCaseGraph(ctx, c, o.smoke);
   if (!o.casesDir.empty()) std::ofstream(o.casesDir + "/" + c.name + ".tgc") << printText(g);
-  auto pipeline = parsePipeline("schedule");
-  if (!pipeline) return row["error"] = pipeline.error().str(), row;
-  auto t0 = Clock::now();
-  if (Status s = runPipeline(g, *pipeline, PipelineOptions{}); !s) return row["error"] = s.error().str(), row;
-  row["tgc_schedule_ms"] = msSince(t0);
+  double scheduleMs = 0;
+  if (Status s = runSchedulePipeline(g, scheduleMs); !s) return row["error"] = s.error().str(), row;
+  row["tgc_schedule_ms"] = scheduleMs;
   tgc_set_num_threads(lim.cores);
   CodegenOptions opts;
   auto cs = compileLinear(g.roots[0], opts);
