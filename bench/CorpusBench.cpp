@@ -187,7 +187,7 @@ nlohmann::json runCorpusSection(const BenchOptions &o) {
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   std::printf("\ncorpus models end to end (%s; tgc: buildModel + JIT, all optimizations, %d threads)\n", o.corpusDir.c_str(),
               cores);
-  std::printf("%-44s %5s %10s %10s %8s | %10s %7s | %11s %11s %7s\n", "case", "kern", "tgc ms", "tg ms", "x tg", "tg-C ms",
+  std::printf("%-44s %5s %10s %10s %8s | %10s %7s | %11s %11s %7s\n", "case", "kern", "tgc us", "tg us", "x tg", "tg-C us",
               "x C", "tgc 1st ms", "tg 1st ms", "x 1st");
   std::vector<double> exec, first, local;
   for (const fs::path &dir : dirs) {
@@ -201,10 +201,10 @@ nlohmann::json runCorpusSection(const BenchOptions &o) {
     if (sx > 0) exec.push_back(sx);
     if (sf > 0) first.push_back(sf);
     if (sc > 0) local.push_back(sc);
-    std::printf("%-44s %5zu %10.4f %10s %8s | %10s %7s | %11.1f %11s %7s\n", dir.filename().c_str(),
-                row["kernels"].get<size_t>(), row["tgc_exec_ms"].get<double>(),
-                fmt(row["tinygrad"]["exec_ms"].get<double>(), "%.3f").c_str(), ratio(sx).c_str(),
-                fmt(row["tinygrad_c"].value("exec_ms", 0.0), "%.4f").c_str(), ratio(sc).c_str(),
+    std::printf("%-44s %5zu %10.3f %10s %8s | %10s %7s | %11.1f %11s %7s\n", dir.filename().c_str(),
+                row["kernels"].get<size_t>(), 1e3 * row["tgc_exec_ms"].get<double>(),
+                fmt(1e3 * row["tinygrad"]["exec_ms"].get<double>(), "%.1f").c_str(), ratio(sx).c_str(),
+                fmt(1e3 * row["tinygrad_c"].value("exec_ms", 0.0), "%.3f").c_str(), ratio(sc).c_str(),
                 row["tgc_first_e2e_ms"].get<double>(), fmt(row["tinygrad"]["realize_e2e_ms"].get<double>(), "%.1f").c_str(),
                 ratio(sf).c_str());
     std::fflush(stdout);
@@ -213,11 +213,11 @@ nlohmann::json runCorpusSection(const BenchOptions &o) {
     std::printf("median over %zu models: %.2fx faster run (tgc warm vs tinygrad's run_linear - compile_linear), "
                 "%.2fx vs tinygrad's kernels compiled here (%zu models), %.2fx faster first realize\n",
                 exec.size(), median(exec), median(local), local.size(), median(first));
-  std::printf("columns: tgc ms = median warm run of the whole compiled schedule; tg ms = tinygrad's run_linear minus its\n"
-              "compile_linear (one first run, Python dispatch included; meta.json has no steady-state time); tg-C = tinygrad's\n"
+  std::printf("columns: tgc us = median warm run of the whole compiled schedule (microseconds); tg = tinygrad's run_linear\n"
+              "minus its compile_linear (one first run, Python dispatch included; meta.json has no steady-state time); tg-C = tinygrad's\n"
               "rendered C kernels (programs.json) compiled here with clang as tinygrad does, run warm from C in its schedule\n"
               "order (core_id slices one after another), x C = tg-C / tgc; 1st = the first realize: tgc's read + schedule +\n"
-              "JIT compile + first run vs tinygrad's realize_e2e.\n");
+              "JIT compile + first run vs tinygrad's realize_e2e, in ms.\n");
   return rows;
 }
 
