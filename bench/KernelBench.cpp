@@ -40,13 +40,19 @@ nlohmann::json runKernelCase(const KernelCase &c, const BenchOptions &o, const L
   if (Status s = (*cs)->run(hb->pointers()); !s) return row["error"] = s.error().str(), row; // generates the inputs
   KernelTiming kt = timeKernelsUnderTest(**cs, *hb, o.reps, o.smoke ? 0.0 : o.minSampleMs);
   if (kt.kernels == 0) return row["error"] = "no kernel reads a buffer", row;
-  // The output must be finite: a graph built wrong shows up here, not as a fast row.
+  // The output's checksum: finite always; in smoke runs equal to the brute-force
+  // reference's, so a graph built wrong fails the smoke test rather than making a fast row.
   const ScheduleArg &out = (*cs)->plan().calls.back().args[0];
-  const float *p = reinterpret_cast<const float *>(static_cast<char *>(hb->data(out.buffer)) + out.byteOffset);
-  double sum = 0;
-  for (int64_t i = 0; i < out.bytes / 4; ++i) sum += p[i];
+  double sum = outputChecksum(reinterpret_cast<const float *>(static_cast<char *>(hb->data(out.buffer)) + out.byteOffset),
+                              out.bytes / 4);
+  row["out_checksum"] = sum;
   if (!std::isfinite(sum)) return row["error"] = "non-finite output", row;
-  row["out_sum"] = sum;
+  if (o.smoke) {
+    double want = c.reference(c.smokeSizes);
+    row["reference_checksum"] = want;
+    if (std::fabs(sum - want) > 1e-4 * std::max(1.0, std::fabs(want)))
+      return row["error"] = "output checksum " + std::to_string(sum) + ", the reference computes " + std::to_string(want), row;
+  }
   row["kernels"] = kt.names;
   row["kernel_ms"] = kt.ms;
   row["flops"] = kt.flops;

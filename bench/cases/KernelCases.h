@@ -27,14 +27,23 @@ struct KernelCase {
   /// Its working set is far beyond the last-level cache: counts for the
   /// "elementwise and reductions >= 80% of streaming bandwidth" target.
   bool beyondCache = false;
-  /// Builds the graph's root SINK; `smoke` picks tiny sizes.
-  std::function<const UOp *(Context &, bool smoke)> build;
+  /// The case's size parameters (their meaning is the case's), full and for smoke runs.
+  std::vector<int64_t> sizes, smokeSizes;
+  /// Builds the graph's root SINK at the given sizes.
+  std::function<const UOp *(Context &, const std::vector<int64_t> &)> build;
+  /// outputChecksum of the output at the given sizes, computed by brute force
+  /// in double from the generator formula (no tgc code involved).
+  std::function<double(const std::vector<int64_t> &)> reference;
 };
+
+/// The weighted sum the references compute: sum of out[i] * (1 + i % 5)
+/// (weighted, so that a softmax whose rows sum to 1 in the wrong order fails).
+double outputChecksum(const float *out, int64_t n);
 
 /// Every kernel case, in table order.
 const std::vector<KernelCase> &kernelCases();
 
-/// The case's graph as a document (root "sink"), ready for the schedule pipeline.
+/// The case's graph at full or smoke sizes as a document (root "sink"), ready for the schedule pipeline.
 Graph kernelCaseGraph(Context &ctx, const KernelCase &c, bool smoke);
 
 } // namespace tgc::bench
