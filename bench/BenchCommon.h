@@ -69,8 +69,8 @@ struct Limits {
   double ridge() const { return idleRidge > 0 ? idleRidge : triadAll > 0 ? fmaAll / triadAll : 0; }
 };
 
-/// FMA peak (AVX-512, 12 chains) and streaming triad over `triadFloats` floats
-/// per array, on 1 thread and on `cores`. `scale` < 1 shortens every loop (smoke runs).
+/// FMA peak (AVX-512, 12 chains) and streaming triad (3 x 128 MiB), on 1
+/// thread and on `cores`. `scale` < 1 shortens every loop (smoke runs).
 Limits measureLimits(int cores, double scale = 1.0);
 
 /// Time and estimated work of the kernels under test of one schedule: the

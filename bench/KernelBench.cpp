@@ -10,7 +10,6 @@
 #include "Sections.h"
 #include "cases/KernelCases.h"
 
-#include "IR/Pass.h"
 #include "IR/TextFormat.h"
 #include "Runtime/Parallel.h"
 

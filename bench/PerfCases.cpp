@@ -9,7 +9,6 @@
 #include "Sections.h"
 
 #include "IR/JSON.h"
-#include "IR/Pass.h"
 #include "Runtime/Parallel.h"
 
 #include <cmath>
