@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
   app.add_option("--dump-ir", o.dumpDir, "write each perf case's kernel MLIR and optimized LLVM IR per config here");
   app.add_option("--write-cases", o.casesDir, "write each kernel case's graph in the text form here (DIR/<case>.tgc)");
   app.add_option("--max-slow-gflop", o.maxSlowGflop, "perf cases: skip all but the last two configs above this many GFLOP");
-  app.add_option("--min-sample-ms", o.minSampleMs, "kernel cases: repeat a kernel within one sample until it lasts this long");
+  app.add_option("--min-sample-ms", o.minSampleMs, "kernel cases and corpus models: repeat a kernel (a model run) within one sample until it lasts this long");
   app.add_flag("--no-limits", noLimits, "use machine.json's best limits instead of measuring them");
   app.add_flag("--smoke", o.smoke, "tiny kernel sizes, 1 repetition, the 3 smallest corpus graphs: checks the bench runs");
   CLI11_PARSE(app, argc, argv);
