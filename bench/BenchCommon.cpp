@@ -1,0 +1,162 @@
+//===- BenchCommon.cpp - timing, limits and kernel rates for perf_bench ----===//
+#include "BenchCommon.h"
+
+#include "IR/JSON.h"
+#include "IR/Pass.h"
+#include "IR/UOp.h"
+#include "Schedule/Estimates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <immintrin.h>
+#include <set>
+#include <thread>
+
+namespace tgc::bench {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+namespace {
+
+template <class F> void onThreads(int n, F &&f) {
+  std::vector<std::thread> ts;
+  for (int i = 1; i < n; ++i) ts.emplace_back([&, i] { f(i); });
+  f(0);
+  for (auto &t : ts) t.join();
+}
+
+// 12 independent FMA chains of 16 floats: enough to cover FMA latency x ports.
+__attribute__((target("avx512f"))) float fmaAvx512(int64_t iters) {
+  __m512 acc[12];
+  for (int k = 0; k < 12; ++k) acc[k] = _mm512_set1_ps(float(k));
+  __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i)
+    for (int k = 0; k < 12; ++k) acc[k] = _mm512_fmadd_ps(acc[k], m, a);
+  __m512 s = acc[0];
+  for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, acc[k]);
+  return _mm512_reduce_add_ps(s);
+}
+
+double fmaGflops(int threads, int64_t iters) {
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<float> sink(threads);
+    auto t0 = Clock::now();
+    onThreads(threads, [&](int i) { sink[i] = fmaAvx512(iters); });
+    double s = msSince(t0) / 1e3;
+    best = std::max(best, double(iters) * 12 * 16 * 2 * threads / s / 1e9);
+  }
+  return best;
+}
+
+// c = a + 3b over three arrays, STREAM's byte count (3 x 4 bytes per element).
+double triadGBs(int threads, int64_t n) {
+  std::vector<float> a(n, 1.f), b(n, 2.f), c(n, 0.f);
+  double best = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    auto t0 = Clock::now();
+    onThreads(threads, [&](int t) {
+      int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + 3.f * b[i];
+    });
+    double s = msSince(t0) / 1e3;
+    if (trial > 0) best = std::max(best, 3.0 * 4 * double(n) / s / 1e9); // trial 0 pages the arrays in
+  }
+  return best;
+}
+
+} // namespace
+
+Limits measureLimits(int cores, double scale) {
+  const int64_t iters = std::max<int64_t>(1000, int64_t(20'000'000 * scale));
+  // 3 x 128 MiB: beyond any last-level cache this suite meets (105 MiB here).
+  const int64_t n = std::max<int64_t>(1 << 16, int64_t(double(int64_t(1) << 25) * scale));
+  Limits l;
+  l.cores = cores;
+  l.fma1 = fmaGflops(1, iters);
+  l.fmaAll = fmaGflops(cores, iters);
+  l.triad1 = triadGBs(1, n);
+  l.triadAll = triadGBs(cores, n);
+  return l;
+}
+
+bool readsBuffer(const UOp *sink) {
+  std::vector<const UOp *> nodes = toposort(sink);
+  std::set<const UOp *> storeTargets;
+  for (const UOp *u : nodes)
+    if (u->is(Op::STORE) && u->numSrc() == 2) storeTargets.insert(u->src(0));
+  for (const UOp *u : nodes)
+    if (u->is(Op::INDEX) && !storeTargets.count(u)) return true;
+  return false;
+}
+
+KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers &hb, int reps, double minSampleMs) {
+  KernelTiming kt;
+  const SchedulePlan &plan = cs.plan();
+  for (const ScheduleCall &call : plan.calls) {
+    if (call.kind != ScheduleCall::Kind::Kernel || !readsBuffer(plan.kernels[call.kernel].sink)) continue;
+    std::vector<void *> args;
+    std::vector<int64_t> argBytes;
+    for (const ScheduleArg &a : call.args) {
+      args.push_back(static_cast<char *>(hb.data(a.buffer)) + a.byteOffset);
+      argBytes.push_back(a.bytes);
+    }
+    auto once = [&] { (void)cs.runKernel(size_t(call.kernel), args); };
+    auto t0 = Clock::now();
+    once();
+    double first = msSince(t0);
+    int inner = first > 0 ? int(std::clamp(minSampleMs / first, 1.0, 10000.0)) : 1;
+    kt.ms += medianMs(reps, once, inner);
+    sched::KernelEstimate est = sched::estimateKernel(plan.kernels[call.kernel].sink, argBytes);
+    kt.flops += est.flops;
+    kt.bytes += est.bytesRead + est.bytesWritten;
+    kt.names.push_back(plan.kernels[call.kernel].name);
+    ++kt.kernels;
+  }
+  return kt;
+}
+
+nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute) {
+  double gflops = flops / ms / 1e6, gbs = bytes / ms / 1e6;
+  return {{"bound", compute ? "compute" : "memory"},
+          {"gflops", gflops},
+          {"gbs", gbs},
+          {"frac_limit", compute ? gflops / lim.fmaAll : gbs / lim.triadAll}};
+}
+
+nlohmann::json readJson(const std::filesystem::path &p) {
+  std::ifstream f(p);
+  return nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+}
+
+Status runSchedulePipeline(Graph &g, double &ms) {
+  auto pipeline = parsePipeline("schedule");
+  if (!pipeline) return pipeline.error();
+  auto t0 = Clock::now();
+  Status s = runPipeline(g, *pipeline, PipelineOptions{});
+  ms = msSince(t0);
+  return s;
+}
+
+Result<Graph> readAndSchedule(Context &ctx, const std::filesystem::path &caseDir, double &ms) {
+  Result<Graph> g = readGraphJSONFile(ctx, (caseDir / "graph.json").string());
+  if (!g) return g;
+  if (Status s = runSchedulePipeline(*g, ms); !s) return s.error();
+  return g;
+}
+
+std::string fmt(double v, const char *spec) {
+  if (!(v != 0) || std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, v);
+  return buf;
+}
+
+} // namespace tgc::bench

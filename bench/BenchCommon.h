@@ -1,0 +1,127 @@
+//===- BenchCommon.h - timing, limits and kernel rates for perf_bench -*- C++ -*-===//
+//
+// The pieces every section of perf_bench shares: wall-clock medians, the
+// machine limits measured in the run, and the time and tinygrad-style
+// estimates (Schedule/Estimates.h) of a compiled schedule's kernels under test.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tgc::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+/// The median of `reps` timed calls of f, in ms. Each sample runs f `inner`
+/// times and reports the mean, so microsecond kernels are timed above the
+/// clock's resolution.
+template <class F> double medianMs(int reps, F &&f, int inner = 1) {
+  std::vector<double> t;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    auto t0 = Clock::now();
+    for (int k = 0; k < inner; ++k) f();
+    t.push_back(msSince(t0) / inner);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double median(std::vector<double> v);
+
+/// The median time of `run` over `reps` samples; `load` (untimed) runs before
+/// each sample, which repeats `run` until it lasts ~minSampleMs (a model that
+/// runs in microseconds is timed above the clock's overhead).
+template <class Load, class Run> double modelMedianMs(int reps, double minSampleMs, Load &&load, Run &&run) {
+  load();
+  auto t0 = Clock::now();
+  run();
+  double first = msSince(t0);
+  int inner = first > 0 ? int(std::clamp(minSampleMs / first, 1.0, 10000.0)) : 1;
+  std::vector<double> t;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    load();
+    auto t1 = Clock::now();
+    for (int k = 0; k < inner; ++k) run();
+    t.push_back(msSince(t1) / inner);
+  }
+  return median(t);
+}
+
+/// What the run measured (or machine.json's best values with --no-limits).
+struct Limits {
+  double fma1 = 0, fmaAll = 0, triad1 = 0, triadAll = 0;
+  int cores = 1;
+  /// The idle machine's ridge (machine.json), 0 if unknown: which side of it a
+  /// kernel falls on should not depend on how loaded the machine is right now.
+  double idleRidge = 0;
+  /// FLOP per byte above which a kernel is compute-bound (the roofline ridge).
+  double ridge() const { return idleRidge > 0 ? idleRidge : triadAll > 0 ? fmaAll / triadAll : 0; }
+};
+
+/// FMA peak (AVX-512, 12 chains) and streaming triad (3 x 128 MiB), on 1
+/// thread and on `cores`. `scale` < 1 shortens every loop (smoke runs).
+Limits measureLimits(int cores, double scale = 1.0);
+
+/// Time and estimated work of the kernels under test of one schedule: the
+/// kernels that read a buffer (input generators excluded), as meta.json's
+/// `kernel_under_test` of the perf cases.
+struct KernelTiming {
+  double ms = 0;          ///< sum over those kernels of each one's median time
+  int64_t flops = 0;      ///< Estimates.h: tinygrad's `ops`
+  int64_t bytes = 0;      ///< Estimates.h: tinygrad's `mem` (read + written)
+  int kernels = 0;
+  std::vector<std::string> names;
+};
+
+/// Whether a kernel body reads a global buffer (a load through an INDEX that is not a STORE target).
+bool readsBuffer(const UOp *sink);
+
+/// Runs each kernel under test of `cs` on `hb` (after the whole schedule ran
+/// once) `reps` times, repeating it within a sample until a sample lasts ~`minSampleMs`.
+KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers &hb, int reps, double minSampleMs);
+
+/// Rates and the fraction of the all-core limit, as JSON fields of a row:
+/// compute-bound (FMA limit) when flops/bytes is above the ridge, else memory-bound (triad).
+nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute);
+
+nlohmann::json readJson(const std::filesystem::path &p);
+
+/// tgc's `schedule` pipeline (tensor graph -> LINEAR) on `g` in place; `ms` = its time.
+Status runSchedulePipeline(Graph &g, double &ms);
+/// The graph.json of a case folder, read and scheduled (runSchedulePipeline).
+Result<Graph> readAndSchedule(Context &ctx, const std::filesystem::path &caseDir, double &ms);
+
+/// The command line, as every section reads it.
+struct BenchOptions {
+  std::string perfDir, corpusDir;
+  std::string filter;       ///< --cases: only rows whose name contains this
+  std::string dumpDir;      ///< --dump-ir
+  std::string casesDir;     ///< --write-cases: the kernel cases' graphs in the text form
+  int reps = 5;
+  double maxSlowGflop = 1.0; ///< perf cases: skip the unoptimized configs above this
+  double minSampleMs = 2.0;  ///< a kernel sample repeats the kernel until it lasts this long
+  bool smoke = false;        ///< tiny sizes, one repetition, few corpus graphs
+};
+
+/// Whether `name` passes the --cases filter (a substring; empty = all).
+inline bool selected(const std::string &name, const std::string &filter) {
+  return filter.empty() || name.find(filter) != std::string::npos;
+}
+
+/// A number for the table, "-" when absent (0 or NaN).
+std::string fmt(double v, const char *spec = "%.2f");
+/// A ratio for the table ("12.3x"), "-" when absent.
+inline std::string ratio(double v) { return fmt(v, v >= 100 ? "%.0fx" : v >= 10 ? "%.1fx" : "%.2fx"); }
+
+} // namespace tgc::bench
