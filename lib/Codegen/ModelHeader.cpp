@@ -97,8 +97,8 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
     h << "#define " << NAME << "_NUM_WEIGHTS " << weights.external.size() << "\n";
     h << "#define " << NAME << "_WEIGHTS_ID UINT64_C(0x" << std::hex << weights.externalId << std::dec << ")\n";
   }
-  h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
   h << "#define " << NAME << "_NUM_KERNELS " << model.plan.kernels.size() << "\n";
+  h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
   h << "#define " << NAME << "_WORKSPACE_BYTES " << i64(memory.workspaceBytes) << "\n";
   h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n\n";
   for (size_t i = 0; i < exposed.size(); ++i) {
