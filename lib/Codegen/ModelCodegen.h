@@ -67,9 +67,12 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
 std::string modelHeader(const Model &model, const MemoryPlan &memory, const ModelWeights &weights = {});
 
 /// A C99 smoke test (`--emit=test`) and benchmark (`--emit=benchmark`) of
-/// model `name`, written against its header file `header` alone.
-std::string modelTestProgram(const std::string &name, const std::string &header);
-std::string modelBenchmarkProgram(const std::string &name, const std::string &header);
+/// model `name`, written against its header file `header` alone (and, for a
+/// model with external weights, the runtime that maps `weightsFile`, their
+/// default weights file: they then need tgc::runtime).
+std::string modelTestProgram(const std::string &name, const std::string &header, const std::string &weightsFile = "");
+std::string modelBenchmarkProgram(const std::string &name, const std::string &header,
+                                  const std::string &weightsFile = "");
 
 /// The tensors the caller provides, in argument order: all but the placed ones.
 std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &placed);

@@ -185,7 +185,8 @@ int runCompile(const CompileOptions &o) {
   Result<WeightsMode> mode = resolveWeightsMode(kModes.at(o.weights), dataBytes, o.weightsThreshold);
   if (!mode) return fail(mode.error().message);
   std::string weightsFile;
-  if (*mode != WeightsMode::Pass && !weightInputs.empty())
+  // external always writes the file (with no tensors, an empty table), so builds can depend on it.
+  if (*mode == WeightsMode::External || (*mode == WeightsMode::Embed && !weightInputs.empty()))
     if (Status st = placeWeights(*model, weightInputs, *mode, copts.weights, weightsFile); !st.ok())
       return fail(st.error().message);
   copts.target.triple = o.target;
@@ -247,12 +248,14 @@ int runCompile(const CompileOptions &o) {
   if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
   if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
   std::string testC, benchC, headerName = fs::path(stem).filename().string() + ".h";
+  // The programs find the weights file where it is written (absolute when -o is).
+  std::string defaultWeights = weightsFile.empty() ? "" : stem.string() + ".weights";
   if (emit.count("test")) {
-    testC = modelTestProgram(name, headerName);
+    testC = modelTestProgram(name, headerName, defaultWeights);
     files.push_back({stem.string() + "_test.c", &testC});
   }
   if (emit.count("benchmark")) {
-    benchC = modelBenchmarkProgram(name, headerName);
+    benchC = modelBenchmarkProgram(name, headerName, defaultWeights);
     files.push_back({stem.string() + "_benchmark.c", &benchC});
   }
   for (const auto &[path, data] : files)
