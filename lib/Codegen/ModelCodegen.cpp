@@ -390,8 +390,9 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
     spec = m.getGlobalVariable(model.name + "_weights_spec", /*AllowInternal=*/true);
   }
   std::vector<llvm::Constant *> names;
-  for (size_t k = 0; k < model.plan.kernels.size(); ++k)
-    names.push_back(str(modelKernelName(model.plan, k), ".tgc." + model.name + ".k" + std::to_string(k)));
+  std::vector<std::string> kernelNameText = modelKernelNames(model.plan);
+  for (size_t k = 0; k < kernelNameText.size(); ++k)
+    names.push_back(str(kernelNameText[k], ".tgc." + model.name + ".k" + std::to_string(k)));
   auto *namesTy = llvm::ArrayType::get(ptrTy, names.size());
   auto *kernelNames = privateConst(llvm::ConstantArray::get(namesTy, names), ".tgc." + model.name + ".kernels");
   auto *modelTy = llvm::StructType::create(

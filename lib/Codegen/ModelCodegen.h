@@ -77,8 +77,11 @@ std::string modelBenchmarkProgram(const std::string &name, const std::string &he
 /// The tensors the caller provides, in argument order: all but the placed ones.
 std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &placed);
 
-/// The name the metadata gives kernel `k` of the plan: its tinygrad name, else "kernel<k>".
-std::string modelKernelName(const SchedulePlan &plan, size_t k);
+/// The names the metadata gives the plan's kernels: the KernelInfo name, or,
+/// for tinygrad's pre-codegen placeholder "test", the name tinygrad's
+/// codegen would give the unoptimized kernel (E_/r_ and the loop sizes), else
+/// "kernel<k>"; repeats get tinygrad's n1, n2, ... suffixes.
+std::vector<std::string> modelKernelNames(const SchedulePlan &plan);
 
 /// TGC_DTYPE_* of Runtime/ModelABI.h, 0 for a dtype a model cannot expose.
 int modelDTypeCode(DType dt);

@@ -8,8 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/ModelCodegen.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 namespace tgc {
 
@@ -66,9 +69,56 @@ std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &p
   return out;
 }
 
-std::string modelKernelName(const SchedulePlan &plan, size_t k) {
-  const std::string &n = plan.kernels[k].name;
-  return n.empty() ? "kernel" + std::to_string(k) : n;
+namespace {
+
+/// tinygrad's kernel name for a body without optimizer decisions: `r_` when it
+/// reduces, else `E_`, then every RANGE's size, loops before reduces, each in
+/// axis order (pipeline-codegen.md, "Kernel names"); "" without ranges.
+std::string rangeName(const UOp *sink) {
+  struct Axis {
+    bool reduce;
+    int64_t id;
+    size_t order;
+    std::string size;
+  };
+  std::vector<Axis> axes;
+  bool reduces = false;
+  for (const UOp *u : toposort(sink)) {
+    reduces = reduces || u->is(Op::REDUCE);
+    if (!u->is(Op::RANGE) || !u->numSrc()) continue;
+    const Value &a = u->arg();
+    bool reduce = a.isSequence() && a.size() && a[a.size() - 1].str() == "REDUCE";
+    int64_t id = a.isSequence() && a.size() && a[0].isInt() ? a[0].getInt() : 0;
+    const UOp *bound = u->src(0);
+    std::string size = bound->is(Op::CONST) && bound->arg().isInt() ? std::to_string(bound->arg().getInt()) : "n";
+    axes.push_back({reduce, id, axes.size(), size});
+  }
+  if (axes.empty()) return "";
+  std::sort(axes.begin(), axes.end(), [](const Axis &x, const Axis &y) {
+    return std::tie(x.reduce, x.id, x.order) < std::tie(y.reduce, y.id, y.order);
+  });
+  std::string name = reduces ? "r" : "E";
+  for (const Axis &x : axes) name += "_" + x.size;
+  return name;
+}
+
+} // namespace
+
+std::vector<std::string> modelKernelNames(const SchedulePlan &plan) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    std::string n = plan.kernels[k].name;
+    // "test" is the placeholder tinygrad's (and tgc's) kernel split gives every
+    // kernel before codegen names it.
+    if (n.empty() || n == "test") n = plan.kernels[k].sink ? rangeName(plan.kernels[k].sink) : "";
+    if (n.empty()) n = "kernel" + std::to_string(k);
+    // Repeated names get tinygrad's n1, n2, ... suffixes.
+    int &count = seen[n];
+    names.push_back(count ? n + "n" + std::to_string(count) : n);
+    ++count;
+  }
+  return names;
 }
 
 std::string modelHeader(const Model &model, const MemoryPlan &memory, const ModelWeights &weights) {
