@@ -33,7 +33,7 @@ std::string trim(std::string s) {
 }
 
 std::vector<Case> loadCases(const char *file) {
-  std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "data" / file);
+  std::ifstream in(std::filesystem::path(TGC_UNIT_DATA_DIR) / file);
   std::vector<Case> out;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;

@@ -122,7 +122,7 @@ TEST_CASE("vrange: deep graphs are computed without recursion") {
 }
 
 TEST_CASE("vrange: random expressions match tinygrad's vmin/vmax and contain every value") {
-  std::ifstream in(std::filesystem::path(__FILE__).parent_path() / "data" / "value-ranges.txt");
+  std::ifstream in(std::filesystem::path(TGC_UNIT_DATA_DIR) / "value-ranges.txt");
   int n = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
