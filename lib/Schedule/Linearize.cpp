@@ -79,7 +79,7 @@ private:
                          std::unordered_map<const UOp *, Writers> &writers);
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
-  /// The kernels nearest to `state` in its ancestry (the walk stops at kernels).
+  /// The kernels that produced `state`: the nearest ones among its AFTER deps.
   std::vector<size_t> nearestKernels(const UOp *state) const;
   std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
                                         const std::vector<bool> &done) const;
@@ -462,6 +462,8 @@ std::vector<ScheduleStep> Scheduler::trace() {
 }
 
 std::vector<size_t> Scheduler::nearestKernels(const UOp *state) const {
+  // Through AFTER deps only, not an AFTER's src[0] (the earlier version of its
+  // storage, whose producers come before): a long assign chain stays linear.
   std::vector<size_t> out;
   std::vector<const UOp *> work{state};
   std::unordered_set<const UOp *> seen{state};
@@ -472,7 +474,9 @@ std::vector<size_t> Scheduler::nearestKernels(const UOp *state) const {
       out.push_back(k);
       continue;
     }
-    for (const UOp *s : Ancestry::deps(u))
+    std::span<const UOp *const> deps = Ancestry::deps(u);
+    if (u->is(Op::AFTER)) deps = deps.subspan(1);
+    for (const UOp *s : deps)
       if (seen.insert(s).second) work.push_back(s);
   }
   std::sort(out.begin(), out.end());
