@@ -315,6 +315,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
               "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"
               "  tgc compile linear.json -o out/model.o --emit=exe      out/model: ./model --input s3=x.npy --output-dir r\n"
               "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1\n"
+              "  tgc compile graph.json -o out/m.o --weights=external --emit=exe   out/m + out/m.weights (bound at run time)\n"
               "  tgc compile graph.json -o out/step.o --grad=out0 --wrt=n15,n23   a training step: loss + gradients");
   cmd->callback([o, &exitCode] { exitCode = runCompile(*o); });
 }
