@@ -4,6 +4,8 @@
 #   tgc_add_model(<target> GRAPH <graph.json|graph.tgc>
 #                 [WEIGHTS <file>...]          data files the graph reads (default: the ones the graph names)
 #                 [EMBED_WEIGHTS]              tgc compile --weights=embed: those inputs become data in the object
+#                 [WEIGHTS_MODE <mode>]        pass | embed | external | auto (--weights); external writes
+#                                              <bin>/tgc/<target>.weights (target property TGC_WEIGHTS_FILE)
 #                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
@@ -22,7 +24,11 @@
 # executable <target>_benchmark (argument: the number of runs; last line
 # median_ms=...): the C programs `tgc compile --emit=test,benchmark` writes,
 # which drive the model through its header's metadata table (so they need C
-# enabled in the project).
+# enabled in the project). With WEIGHTS_MODE external the model's data is the
+# file <bin>/tgc/<target>.weights, which the program binds at run time
+# (<target>_bind_weights, docs/deploy.md); the generated test and benchmark
+# bind it from there. auto is decided here, at configure time, from the data
+# files' total size (tgc compile's default threshold, 64 MiB).
 #
 # Works with an installed package (find_package(tgc CONFIG)) and inside tgc's
 # own build tree, where tgc::tgc and tgc::runtime alias the real targets.
@@ -66,7 +72,8 @@ function(_tgc_graph_data_files graph out)
 endfunction()
 
 function(tgc_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;EMBED_WEIGHTS;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME" "WEIGHTS;EMIT")
+  cmake_parse_arguments(PARSE_ARGV 1 M "OBJECT;EMBED_WEIGHTS;GEN_TEST;GEN_BENCHMARK" "GRAPH;TARGET;CPU;NAME;WEIGHTS_MODE"
+                        "WEIGHTS;EMIT")
   if(M_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tgc_add_model(${target}): unknown arguments: ${M_UNPARSED_ARGUMENTS}")
   endif()
@@ -98,6 +105,33 @@ function(tgc_add_model target)
   # Editing the graph can change its data files: reconfigure then.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${graph}")
 
+  # The weights mode; auto is resolved now, so the build knows its outputs.
+  set(mode pass)
+  if(M_EMBED_WEIGHTS)
+    set(mode embed)
+  endif()
+  if(M_WEIGHTS_MODE)
+    if(NOT M_WEIGHTS_MODE MATCHES "^(pass|embed|external|auto)$")
+      message(FATAL_ERROR "tgc_add_model(${target}): WEIGHTS_MODE ${M_WEIGHTS_MODE}: expected pass, embed, external or auto")
+    endif()
+    if(M_EMBED_WEIGHTS AND NOT M_WEIGHTS_MODE STREQUAL "embed")
+      message(FATAL_ERROR "tgc_add_model(${target}): EMBED_WEIGHTS contradicts WEIGHTS_MODE ${M_WEIGHTS_MODE}")
+    endif()
+    set(mode "${M_WEIGHTS_MODE}")
+  endif()
+  if(mode STREQUAL "auto")
+    set(total 0)
+    foreach(f IN LISTS data)
+      file(SIZE "${f}" size)
+      math(EXPR total "${total} + ${size}")
+    endforeach()
+    if(total GREATER 67108864)
+      set(mode external)
+    else()
+      set(mode embed)
+    endif()
+  endif()
+
   set(outdir "${CMAKE_CURRENT_BINARY_DIR}/tgc")
   set(obj "${outdir}/${target}.o")
   set(hdr "${outdir}/${target}.h")
@@ -127,6 +161,11 @@ function(tgc_add_model target)
   endif()
   list(REMOVE_DUPLICATES emit)
   list(JOIN emit "," emit)
+  set(weights_file "")
+  if(mode STREQUAL "external")
+    set(weights_file "${outdir}/${target}.weights")
+    list(APPEND outputs "${weights_file}")
+  endif()
 
   # tgc compile's default name is the stem made a C identifier, as here.
   if(M_NAME)
@@ -141,8 +180,8 @@ function(tgc_add_model target)
   if(M_CPU)
     list(APPEND args --cpu "${M_CPU}")
   endif()
-  if(M_EMBED_WEIGHTS)
-    list(APPEND args --weights=embed)
+  if(NOT mode STREQUAL "pass")
+    list(APPEND args --weights=${mode})
   endif()
   file(MAKE_DIRECTORY "${outdir}")
   add_custom_command(
@@ -166,6 +205,7 @@ function(tgc_add_model target)
     set(scope PUBLIC)
   endif()
   target_include_directories(${target} ${scope} "$<BUILD_INTERFACE:${outdir}>")
+  set_target_properties(${target} PROPERTIES TGC_WEIGHTS_FILE "${weights_file}")
   target_link_libraries(${target} ${scope} tgc::runtime)
   if(UNIX AND NOT APPLE)
     target_link_libraries(${target} ${scope} m) # the kernels call libm

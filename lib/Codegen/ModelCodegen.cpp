@@ -15,8 +15,16 @@
 //     free what it allocated; return TGC_OK
 //   NAME_run(p0, ..., pN, ws): packs the pointers and calls NAME_run_tensors.
 //
-// Embedded weights (ModelCodegenOptions::embedded) are internal read-only
-// globals, 64-byte aligned; the entry uses their address as the tensor's.
+// Embedded weights (ModelWeights::embedded) are internal read-only globals,
+// 64-byte aligned; the entry uses their address as the tensor's. External
+// weights are pointers into a weights file, kept in an internal table that
+// NAME_bind_weights fills (through the runtime's tgc_weights_bind, which
+// checks the file); the entry refuses to run while one is NULL.
+//
+// Profiling: NAME_set_observer stores a callback in an internal global. The
+// entry loads it once; when it is NULL the calls run exactly as without
+// profiling, otherwise a second copy of the call sequence calls it around each
+// call. So the unobserved hot path costs one load and one branch per run.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/ModelCodegen.h"
@@ -33,9 +41,12 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+
+#include <functional>
 
 namespace tgc {
 
@@ -51,25 +62,33 @@ Diagnostic modelError(const Model &m, std::string msg) {
 
 /// The read-only global holding embedded tensor i.
 std::string weightSymbol(const Model &m, size_t i) { return m.name + "_weight_" + cIdentifier(m.tensors[i].name); }
+/// The table of external weight pointers, the observer {fn, ctx}, and the weights spec.
+std::string weightPtrsSymbol(const Model &m) { return m.name + "_weight_ptrs"; }
+std::string observerSymbol(const Model &m) { return m.name + "_observer"; }
 
 class EntryBuilder {
 public:
-  EntryBuilder(ModuleOp module, const Model &model, const MemoryPlan &mem, const std::map<size_t, std::string> &embedded)
-      : module_(module), model_(model), mem_(mem), embedded_(embedded), b_(module.getContext()),
+  EntryBuilder(ModuleOp module, const Model &model, const MemoryPlan &mem, const ModelWeights &weights)
+      : module_(module), model_(model), mem_(mem), weights_(weights), b_(module.getContext()),
         loc_(b_.getUnknownLoc()), ptr_(LLVM::LLVMPointerType::get(module.getContext())) {
-    for (size_t i = 0; i < model.tensors.size(); ++i)
-      if (!embedded.count(i)) exposed_.push_back(i);
+    exposed_ = exposedTensors(model, weights.placed());
   }
 
   void build() {
     module_.getContext()->loadDialect<cf::ControlFlowDialect>();
     b_.setInsertionPointToEnd(module_.getBody());
-    // Embedded weights: declared here, given their bytes in LLVM IR (addWeights).
-    for (const auto &[i, bytes] : embedded_)
+    // Globals declared here get their contents and linkage in LLVM IR (addGlobals).
+    for (const auto &[i, bytes] : weights_.embedded)
       LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(b_.getI8Type(), bytes.size()), /*isConstant=*/true,
                              LLVM::Linkage::External, weightSymbol(model_, i), mlir::Attribute());
+    if (!weights_.external.empty())
+      LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(ptr_, weights_.external.size()), /*isConstant=*/false,
+                             LLVM::Linkage::External, weightPtrsSymbol(model_), mlir::Attribute());
+    LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(ptr_, 2), /*isConstant=*/false, LLVM::Linkage::External,
+                           observerSymbol(model_), mlir::Attribute());
     buildTensorsEntry();
     buildPositionalEntry();
+    buildSetObserver();
   }
 
 private:
@@ -93,6 +112,34 @@ private:
   mlir::Value isNull(mlir::Value p) {
     mlir::Value null = LLVM::ZeroOp::create(b_, loc_, ptr_);
     return LLVM::ICmpOp::create(b_, loc_, LLVM::ICmpPredicate::eq, p, null);
+  }
+  /// The address of pointer `index` of the pointer-array global `symbol`.
+  mlir::Value pointerSlot(const std::string &symbol, int32_t index) {
+    mlir::Value g = LLVM::AddressOfOp::create(b_, loc_, ptr_, symbol);
+    if (index == 0) return g;
+    return LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, g, llvm::ArrayRef<LLVM::GEPArg>{index},
+                               LLVM::GEPNoWrapFlags::inbounds);
+  }
+
+  /// The calls, observed when an observer is set: if (!fn) calls; else { fn(ctx, i, k, 0); call i; fn(ctx, i, k, 1); ... }
+  void emitCalls(const std::vector<mlir::Value> &base) {
+    const SchedulePlan &plan = model_.plan;
+    auto baseOf = [&](int bi) { return base[bi]; };
+    if (plan.calls.empty()) return;
+    mlir::Value fn = LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(observerSymbol(model_), 0));
+    auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{}, isNull(fn), /*withElse=*/true);
+    b_.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    codegen::emitScheduleCalls(b_, plan, baseOf);
+    b_.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    mlir::Value ctx = LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(observerSymbol(model_), 1));
+    auto voidTy = LLVM::LLVMVoidType::get(b_.getContext());
+    auto observerTy = LLVM::LLVMFunctionType::get(voidTy, {ptr_, b_.getI32Type(), b_.getI32Type(), b_.getI32Type()});
+    codegen::emitScheduleCalls(b_, plan, baseOf, [&](size_t call, bool end) {
+      const ScheduleCall &c = plan.calls[call];
+      int32_t kernel = c.kind == ScheduleCall::Kind::Kernel ? int32_t(c.kernel) : -1;
+      LLVM::CallOp::create(b_, loc_, observerTy, mlir::ValueRange{fn, ctx, i32(int32_t(call)), i32(kernel), i32(end)});
+    });
+    b_.setInsertionPointAfter(ifOp);
   }
 
   void buildTensorsEntry() {
@@ -125,7 +172,13 @@ private:
       err = failIf(misaligned(p, t.dtype.itemsize()), TGC_ERR_MISALIGNED, err);
       err = failIf(isNull(p), TGC_ERR_NULL_TENSOR, err);
     }
-    for (const auto &[i, bytes] : embedded_) data[i] = LLVM::AddressOfOp::create(b_, loc_, ptr_, weightSymbol(model_, i));
+    for (const auto &[i, bytes] : weights_.embedded)
+      data[i] = LLVM::AddressOfOp::create(b_, loc_, ptr_, weightSymbol(model_, i));
+    for (size_t j = 0; j < weights_.external.size(); ++j) {
+      mlir::Value p = data[weights_.external[j]] =
+          LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(weightPtrsSymbol(model_), int32_t(j)));
+      err = failIf(isNull(p), TGC_ERR_NO_WEIGHTS, err);
+    }
     bool needWs = mem_.workspaceBytes > 0;
     if (needWs) err = failIf(misaligned(wsArg, MemoryPlan::kAlignment), TGC_ERR_MISALIGNED, err);
     mlir::Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, err, i32(TGC_OK));
@@ -170,7 +223,7 @@ private:
       }
     };
     copies(true);
-    codegen::emitScheduleCalls(b_, plan, [&](int bi) { return base[bi]; });
+    emitCalls(base);
     copies(false);
     if (needWs) {
       auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{}, allocated, /*withElse=*/false);
@@ -203,30 +256,91 @@ private:
     b_.setInsertionPointAfter(fn);
   }
 
+  void buildSetObserver() {
+    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_set_observer", b_.getFunctionType({ptr_, ptr_}, {}));
+    Block *entry = fn.addEntryBlock();
+    b_.setInsertionPointToEnd(entry);
+    LLVM::StoreOp::create(b_, loc_, entry->getArgument(0), pointerSlot(observerSymbol(model_), 0));
+    LLVM::StoreOp::create(b_, loc_, entry->getArgument(1), pointerSlot(observerSymbol(model_), 1));
+    func::ReturnOp::create(b_, loc_);
+    b_.setInsertionPointAfter(fn);
+  }
+
   ModuleOp module_;
   const Model &model_;
   const MemoryPlan &mem_;
-  const std::map<size_t, std::string> &embedded_;
+  const ModelWeights &weights_;
   std::vector<size_t> exposed_;
   OpBuilder b_;
   mlir::Location loc_;
   Type ptr_;
 };
 
-/// The bytes of the embedded weights, 64-byte aligned, local to the object.
-Status addWeights(llvm::Module &m, const Model &model, const std::map<size_t, std::string> &embedded) {
-  for (const auto &[i, bytes] : embedded) {
+/// The bytes of the embedded weights, 64-byte aligned, and the zeroed tables
+/// of external weight pointers and of the observer, all local to the object.
+Status addGlobals(llvm::Module &m, const Model &model, const ModelWeights &weights) {
+  for (const auto &[i, bytes] : weights.embedded) {
     llvm::GlobalVariable *g = m.getGlobalVariable(weightSymbol(model, i));
     if (!g) return modelError(model, "internal: the weight of " + model.tensors[i].name + " was not declared");
     g->setInitializer(llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(m.getContext())));
     g->setLinkage(llvm::GlobalValue::InternalLinkage);
     g->setAlignment(llvm::Align(MemoryPlan::kAlignment));
   }
+  std::vector<std::string> tables = {observerSymbol(model)};
+  if (!weights.external.empty()) tables.push_back(weightPtrsSymbol(model));
+  for (const std::string &name : tables) {
+    llvm::GlobalVariable *g = m.getGlobalVariable(name);
+    if (!g) return modelError(model, "internal: " + name + " was not declared");
+    g->setInitializer(llvm::Constant::getNullValue(g->getValueType()));
+    g->setLinkage(llvm::GlobalValue::InternalLinkage);
+    g->setAlignment(llvm::Align(8));
+  }
   return Status::success();
 }
 
+/// NAME_weights_spec (the table the weights file must match) and
+/// `int NAME_bind_weights(const void *blob, size_t size)`, which hands both
+/// to the runtime's tgc_weights_bind.
+llvm::Function *addBindWeights(llvm::Module &m, const Model &model, const ModelWeights &weights,
+                               const std::function<llvm::Constant *(const std::string &, const std::string &)> &str) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *i64Ty = llvm::Type::getInt64Ty(ctx);
+  auto *i32Ty = llvm::Type::getInt32Ty(ctx);
+  auto *sizeTy = m.getDataLayout().getIntPtrType(ctx);
+  auto *infoTy = llvm::StructType::create(ctx, {ptrTy, i64Ty, i64Ty, i32Ty, i32Ty}, "tgc_weight_info");
+  std::vector<llvm::Constant *> rows;
+  for (size_t j = 0; j < weights.external.size(); ++j) {
+    const ModelTensor &t = model.tensors[weights.external[j]];
+    rows.push_back(llvm::ConstantStruct::get(
+        infoTy, {str(t.name, ".tgc." + model.name + ".w" + std::to_string(j) + ".name"),
+                 llvm::ConstantInt::get(i64Ty, weights.externalOffsets[j]), llvm::ConstantInt::get(i64Ty, t.bytes),
+                 llvm::ConstantInt::get(i32Ty, modelDTypeCode(t.dtype)),
+                 llvm::ConstantInt::get(i32Ty, t.dtype.itemsize())}));
+  }
+  auto *rowsTy = llvm::ArrayType::get(infoTy, rows.size());
+  auto *table = new llvm::GlobalVariable(m, rowsTy, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(rowsTy, rows), ".tgc." + model.name + ".weights");
+  auto *specTy = llvm::StructType::create(ctx, {i64Ty, ptrTy, i32Ty, i32Ty}, "tgc_weights_spec");
+  auto *spec = new llvm::GlobalVariable(
+      m, specTy, true, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantStruct::get(specTy, {llvm::ConstantInt::get(i64Ty, weights.externalId), table,
+                                         llvm::ConstantInt::get(i32Ty, int(rows.size())),
+                                         llvm::ConstantInt::get(i32Ty, 0)}),
+      model.name + "_weights_spec");
+  spec->setAlignment(llvm::Align(8));
+  llvm::FunctionCallee bindRuntime =
+      m.getOrInsertFunction("tgc_weights_bind", llvm::FunctionType::get(i32Ty, {ptrTy, sizeTy, ptrTy, ptrTy}, false));
+  auto *fn = llvm::Function::Create(llvm::FunctionType::get(i32Ty, {ptrTy, sizeTy}, false),
+                                    llvm::GlobalValue::ExternalLinkage, model.name + "_bind_weights", m);
+  llvm::IRBuilder<> ir(llvm::BasicBlock::Create(ctx, "entry", fn));
+  ir.CreateRet(ir.CreateCall(bindRuntime, {fn->getArg(0), fn->getArg(1), spec, m.getGlobalVariable(weightPtrsSymbol(model), /*AllowInternal=*/true)}));
+  return fn;
+}
+
 /// NAME_tensors[] and NAME_model (Runtime/ModelABI.h layouts).
-Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, const std::vector<size_t> &exposed) {
+Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, const ModelWeights &weights) {
+  std::vector<size_t> exposed = exposedTensors(model, weights.placed());
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptrTy = llvm::PointerType::get(ctx, 0);
   auto *i64Ty = llvm::Type::getInt64Ty(ctx);
@@ -268,14 +382,30 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
   table->setAlignment(llvm::Align(8));
   llvm::Function *run = m.getFunction(model.name + "_run_tensors");
   if (!run) return modelError(model, "internal: the entry function was not emitted");
-  auto *modelTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty}, "tgc_model_info");
+  llvm::Function *setObserver = m.getFunction(model.name + "_set_observer");
+  if (!setObserver) return modelError(model, "internal: the observer entry was not emitted");
+  llvm::Constant *null = llvm::ConstantPointerNull::get(ptrTy), *bind = null, *spec = null;
+  if (!weights.external.empty()) {
+    bind = addBindWeights(m, model, weights, str);
+    spec = m.getGlobalVariable(model.name + "_weights_spec", /*AllowInternal=*/true);
+  }
+  std::vector<llvm::Constant *> names;
+  std::vector<std::string> kernelNameText = modelKernelNames(model.plan);
+  for (size_t k = 0; k < kernelNameText.size(); ++k)
+    names.push_back(str(kernelNameText[k], ".tgc." + model.name + ".k" + std::to_string(k)));
+  auto *namesTy = llvm::ArrayType::get(ptrTy, names.size());
+  auto *kernelNames = privateConst(llvm::ConstantArray::get(namesTy, names), ".tgc." + model.name + ".kernels");
+  auto *modelTy = llvm::StructType::create(
+      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty}, "tgc_model_info");
   auto *desc = new llvm::GlobalVariable(
       m, modelTy, true, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantStruct::get(modelTy, {str(model.name, ".tgc." + model.name + ".name"), table, run,
                                           llvm::ConstantInt::get(i64Ty, mem.workspaceBytes),
                                           llvm::ConstantInt::get(i64Ty, MemoryPlan::kAlignment),
                                           llvm::ConstantInt::get(i32Ty, TGC_MODEL_ABI_VERSION),
-                                          llvm::ConstantInt::get(i32Ty, int(exposed.size()))}),
+                                          llvm::ConstantInt::get(i32Ty, int(exposed.size())), bind, spec, setObserver,
+                                          kernelNames, llvm::ConstantInt::get(i32Ty, int(names.size())),
+                                          llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size()))}),
       model.name + "_model");
   desc->setAlignment(llvm::Align(8));
   return Status::success();
@@ -288,13 +418,17 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
     return modelError(model, "model name '" + model.name + "' is not a C identifier");
   if (memory.offset.size() != model.plan.buffers.size() || memory.owner.size() != model.plan.buffers.size())
     return modelError(model, "the memory plan does not match the model's buffers");
-  std::set<size_t> embedded;
-  for (const auto &[i, bytes] : opts.embedded) {
+  const ModelWeights &weights = opts.weights;
+  for (const auto &[i, bytes] : weights.embedded)
     if (i >= model.tensors.size() || model.tensors[i].role != ModelTensor::Role::Input ||
         int64_t(bytes.size()) != model.tensors[i].bytes)
       return modelError(model, "only an input tensor with all its bytes can be embedded");
-    embedded.insert(i);
-  }
+  if (weights.externalOffsets.size() != weights.external.size() ||
+      weights.placed().size() != weights.embedded.size() + weights.external.size())
+    return modelError(model, "external weights need one offset each and cannot also be embedded");
+  for (size_t i : weights.external)
+    if (i >= model.tensors.size() || model.tensors[i].role != ModelTensor::Role::Input)
+      return modelError(model, "only an input tensor can be an external weight");
   for (const ModelTensor &t : model.tensors)
     if (!modelDTypeCode(t.dtype))
       return modelError(model, "tensor " + t.name + " has dtype " + std::string(t.dtype ? t.dtype.name() : "?") +
@@ -304,12 +438,12 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
   codegen::ScheduleModuleHooks hooks;
   hooks.exportEntries = false;
   hooks.addMLIR = [&](ModuleOp m) {
-    EntryBuilder(m, model, memory, opts.embedded).build();
+    EntryBuilder(m, model, memory, weights).build();
     return Status::success();
   };
   hooks.addLLVM = [&](llvm::Module &m) {
-    if (Status s = addWeights(m, model, opts.embedded); !s) return s;
-    return addMetadata(m, model, memory, exposedTensors(model, embedded));
+    if (Status s = addGlobals(m, model, weights); !s) return s;
+    return addMetadata(m, model, memory, weights);
   };
   auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.kernel, opts.target.optLevel, opts.keepMLIR, **tm);
   if (!lowered) return lowered.error();

@@ -8,8 +8,11 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/ModelCodegen.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 namespace tgc {
 
@@ -53,15 +56,73 @@ int modelDTypeCode(DType dt) {
   return 0;
 }
 
-std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &embedded) {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < model.tensors.size(); ++i)
-    if (!embedded.count(i)) out.push_back(i);
+std::set<size_t> ModelWeights::placed() const {
+  std::set<size_t> out(external.begin(), external.end());
+  for (const auto &[i, bytes] : embedded) out.insert(i);
   return out;
 }
 
-std::string modelHeader(const Model &model, const MemoryPlan &memory, const std::set<size_t> &embedded) {
-  std::vector<size_t> exposed = exposedTensors(model, embedded);
+std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &placed) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < model.tensors.size(); ++i)
+    if (!placed.count(i)) out.push_back(i);
+  return out;
+}
+
+namespace {
+
+/// tinygrad's kernel name for a body without optimizer decisions: `r_` when it
+/// reduces, else `E_`, then every RANGE's size, loops before reduces, each in
+/// axis order (pipeline-codegen.md, "Kernel names"); "" without ranges.
+std::string rangeName(const UOp *sink) {
+  struct Axis {
+    bool reduce;
+    int64_t id;
+    size_t order;
+    std::string size;
+  };
+  std::vector<Axis> axes;
+  bool reduces = false;
+  for (const UOp *u : toposort(sink)) {
+    reduces = reduces || u->is(Op::REDUCE);
+    if (!u->is(Op::RANGE) || !u->numSrc()) continue;
+    const Value &a = u->arg();
+    bool reduce = a.isSequence() && a.size() && a[a.size() - 1].str() == "REDUCE";
+    int64_t id = a.isSequence() && a.size() && a[0].isInt() ? a[0].getInt() : 0;
+    const UOp *bound = u->src(0);
+    std::string size = bound->is(Op::CONST) && bound->arg().isInt() ? std::to_string(bound->arg().getInt()) : "n";
+    axes.push_back({reduce, id, axes.size(), size});
+  }
+  if (axes.empty()) return "";
+  std::sort(axes.begin(), axes.end(), [](const Axis &x, const Axis &y) {
+    return std::tie(x.reduce, x.id, x.order) < std::tie(y.reduce, y.id, y.order);
+  });
+  std::string name = reduces ? "r" : "E";
+  for (const Axis &x : axes) name += "_" + x.size;
+  return name;
+}
+
+} // namespace
+
+std::vector<std::string> modelKernelNames(const SchedulePlan &plan) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    std::string n = plan.kernels[k].name;
+    // "test" is the placeholder tinygrad's (and tgc's) kernel split gives every
+    // kernel before codegen names it.
+    if (n.empty() || n == "test") n = plan.kernels[k].sink ? rangeName(plan.kernels[k].sink) : "";
+    if (n.empty()) n = "kernel" + std::to_string(k);
+    // Repeated names get tinygrad's n1, n2, ... suffixes.
+    int &count = seen[n];
+    names.push_back(count ? n + "n" + std::to_string(count) : n);
+    ++count;
+  }
+  return names;
+}
+
+std::string modelHeader(const Model &model, const MemoryPlan &memory, const ModelWeights &weights) {
+  std::vector<size_t> exposed = exposedTensors(model, weights.placed());
   const std::string &name = model.name;
   std::string NAME = upper(name);
   std::ostringstream h;
@@ -71,14 +132,22 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const std:
     << "_WORKSPACE_ALIGN (or NULL: the entry allocates and frees it).\n"
     << " * Returns TGC_OK (0) or a TGC_ERR_* code; it never aborts. */\n"
     << "#ifndef TGC_MODEL_" << NAME << "_H\n#define TGC_MODEL_" << NAME << "_H\n\n"
-    << "#include <stdbool.h>\n#include <stdint.h>\n\n"
+    << "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
     << kModelABIText << "\n";
-  if (!embedded.empty()) {
+  if (!weights.embedded.empty()) {
     h << "/* Embedded in the object (read-only data, not arguments):";
-    for (size_t i : embedded) h << " " << model.tensors[i].name;
+    for (const auto &[i, bytes] : weights.embedded) h << " " << model.tensors[i].name;
     h << " */\n";
   }
+  if (!weights.external.empty()) {
+    h << "/* External weights (the weights file, bound with " << name << "_bind_weights; not arguments):";
+    for (size_t i : weights.external) h << " " << model.tensors[i].name;
+    h << " */\n";
+    h << "#define " << NAME << "_NUM_WEIGHTS " << weights.external.size() << "\n";
+    h << "#define " << NAME << "_WEIGHTS_ID UINT64_C(0x" << std::hex << weights.externalId << std::dec << ")\n";
+  }
+  h << "#define " << NAME << "_NUM_KERNELS " << model.plan.kernels.size() << "\n";
   h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
   h << "#define " << NAME << "_WORKSPACE_BYTES " << i64(memory.workspaceBytes) << "\n";
   h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n\n";
@@ -115,7 +184,17 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const std:
   }
   h << "void *workspace);\n";
   h << "/* The same with tensors[i] = the data of tensor i (for generic drivers). */\n";
-  h << "int " << name << "_run_tensors(void *const *tensors, void *workspace);\n\n";
+  h << "int " << name << "_run_tensors(void *const *tensors, void *workspace);\n";
+  h << "/* Profiling: fn(ctx, call, kernel, end) around every call of later runs; NULL turns it off. */\n";
+  h << "void " << name << "_set_observer(tgc_call_observer fn, void *ctx);\n";
+  if (!weights.external.empty()) {
+    h << "/* Binds the weights file's contents (e.g. tgc_weights_data of tgc_weights_open; link tgc::runtime):\n"
+      << " * checks it (checksum, this model's identity and table) and uses it from the next run on. The blob\n"
+      << " * must stay valid while the model runs. TGC_OK or a TGC_ERR_* code; runs before it return\n"
+      << " * TGC_ERR_NO_WEIGHTS. */\n";
+    h << "int " << name << "_bind_weights(const void *blob, size_t size);\n";
+  }
+  h << "\n";
   h << "/* The metadata table (runtime-queryable) and the model descriptor. */\n";
   h << "extern const tgc_tensor_info " << name << "_tensors[];\n";
   h << "extern const tgc_model_info " << name << "_model;\n\n";

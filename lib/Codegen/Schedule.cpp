@@ -78,7 +78,8 @@ codegen::ScheduleModuleHooks runHooks(const SchedulePlan &plan, const CodegenOpt
 
 namespace codegen {
 
-void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::function<mlir::Value(int)> &base) {
+void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::function<mlir::Value(int)> &base,
+                       const std::function<void(size_t, bool)> &around) {
   mlir::Location loc = b.getUnknownLoc();
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   auto address = [&](const ScheduleArg &a) -> mlir::Value {
@@ -87,9 +88,11 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
     return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), p, llvm::ArrayRef<LLVM::GEPArg>{int32_t(a.byteOffset)},
                                LLVM::GEPNoWrapFlags::inbounds);
   };
-  for (const ScheduleCall &c : plan.calls) {
+  for (size_t i = 0; i < plan.calls.size(); ++i) {
+    const ScheduleCall &c = plan.calls[i];
     std::vector<mlir::Value> args;
     for (const ScheduleArg &a : c.args) args.push_back(address(a));
+    if (around) around(i, false);
     if (c.kind == ScheduleCall::Kind::Copy) {
       mlir::Value len = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(c.args[0].bytes));
       if (c.args[0].buffer == c.args[1].buffer) // views of one buffer may overlap
@@ -99,6 +102,7 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
     } else {
       func::CallOp::create(b, loc, plan.kernels[c.kernel].symbol, TypeRange{}, args);
     }
+    if (around) around(i, true);
   }
 }
 

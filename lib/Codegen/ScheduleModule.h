@@ -52,7 +52,9 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
 
 /// Emits the calls of `plan` in order at `b`'s insertion point: kernel calls
 /// with argument pointers base(buffer) + byte offset, COPY as memcpy/memmove.
+/// `around`, when given, emits code before (end = false) and after each call.
 void emitScheduleCalls(mlir::OpBuilder &b, const SchedulePlan &plan,
-                       const std::function<mlir::Value(int buffer)> &base);
+                       const std::function<mlir::Value(int buffer)> &base,
+                       const std::function<void(size_t call, bool end)> &around = nullptr);
 
 } // namespace tgc::codegen

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,6 +31,13 @@ struct BufferFile {
   std::string file; ///< data file as written in the document (relative to baseDir), may be empty
 };
 
+/// Two calls of a scheduled root's LINEAR that an AFTER of the kernel graph
+/// ordered (positions in the LINEAR; `via` names the AFTER's storage).
+struct AfterOrdering {
+  size_t before = 0, after = 0;
+  std::string via;
+};
+
 struct Graph {
   std::vector<const UOp *> roots;
   std::vector<std::string> rootNames;
@@ -42,6 +51,10 @@ struct Graph {
   /// Top-level keys of the document that tgc does not model (e.g. "tinygrad",
   /// "what", "buffer_map"), in document order, written back unchanged.
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+  /// By root index: the AFTER orderings the linearize pass enforced when it
+  /// made that root's LINEAR (for `--emit=dot`). Not part of the document:
+  /// a LINEAR read from a file has none.
+  std::map<size_t, std::vector<AfterOrdering>> afterOrderings;
   std::string path;    ///< where the document was read from ("" if built in memory)
   std::string baseDir; ///< directory that relative data file paths are relative to
 

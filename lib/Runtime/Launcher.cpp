@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <cerrno>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,20 +63,33 @@ Storage allocate(int64_t bytes) {
 int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
-               "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--threads N] [--list]\n"
+               "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--weights FILE] [--repeat N] [--no-profile]\n"
+               "       [--threads N] [--list]\n"
                "  --input NAME=FILE  data for input/in-out NAME (default: zeros); dtype and shape checked against\n"
                "                    the model (a flat tensor takes any shape with its element count)\n"
                "  --output-dir DIR   write outputs as DIR/<name>.npy, in-outs as DIR/<name>.after.npy\n"
-               "  --repeat N         a warm-up, then N timed runs (in-outs restored each time); last line median_ms=<float>\n"
+               "  --weights FILE     the model's external weights file (default: this executable's path + .weights)\n"
+               "  --repeat N         a warm-up, then N timed runs (in-outs restored each time), a line per run and a\n"
+               "                    per-kernel time table; last line median_ms=<float>\n"
+               "  --no-profile       with --repeat: time the runs without the per-kernel observer (no table)\n"
                "  --threads N        threads for the kernels' parallel loops (default: the core count)\n"
                "  --list             print the model's tensors and exit\n",
                argv0);
   return kUsage;
 }
 
-void list(const tgc_model_info &m) {
+/// Where the weights file is by default: beside the executable, its name + ".weights".
+std::string defaultWeightsPath(const char *argv0) {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::string(argv0) : self.string()) + ".weights";
+}
+
+void list(const tgc_model_info &m, const std::string &weightsPath) {
   static const char *roles[] = {"input", "output", "in-out"};
   std::printf("model %s: %d tensors, workspace %lld bytes\n", m.name, m.num_tensors, (long long)m.workspace_bytes);
+  if (m.weights)
+    std::printf("weights: %d tensors from '%s'\n", m.weights->num_weights, weightsPath.c_str());
   for (int32_t i = 0; i < m.num_tensors; ++i) {
     const tgc_tensor_info &t = m.tensors[i];
     std::printf("  %-12s %-7s %-8s %s %lld bytes\n", t.name, t.role >= 0 && t.role <= 2 ? roles[t.role] : "?",
@@ -102,6 +117,76 @@ std::string mismatch(const NpyArray &a, const tgc_tensor_info &t) {
   return "";
 }
 
+/// Per-kernel times of the observed runs: the call observer adds each call's
+/// duration to its kernel's slot of the current run (copies: the last slot).
+struct Profile {
+  int32_t numKernels = 0;
+  std::vector<std::vector<double>> ms; ///< [kernel slot][run]
+  std::vector<long> calls;             ///< [kernel slot]: calls per run
+  size_t run = 0;
+  std::chrono::steady_clock::time_point begin;
+
+  explicit Profile(const tgc_model_info &m, size_t runs)
+      : numKernels(m.num_kernels), ms(size_t(m.num_kernels) + 1, std::vector<double>(runs, 0.0)),
+        calls(size_t(m.num_kernels) + 1, 0) {}
+
+  static void observe(void *ctx, int32_t, int32_t kernel, int32_t end) {
+    auto *p = static_cast<Profile *>(ctx);
+    if (!end) {
+      p->begin = std::chrono::steady_clock::now();
+      return;
+    }
+    double dt = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p->begin).count();
+    size_t slot = kernel >= 0 && kernel < p->numKernels ? size_t(kernel) : size_t(p->numKernels);
+    p->ms[slot][p->run] += dt;
+    if (p->run == 0) ++p->calls[slot];
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+/// The table: kernels by time, the busiest first; at most kRows of them.
+void printProfile(const tgc_model_info &m, const Profile &p, size_t runs) {
+  constexpr size_t kRows = 20;
+  struct Row {
+    std::string name;
+    long calls;
+    double perRun, total;
+    size_t index;
+  };
+  std::vector<Row> rows;
+  double all = 0;
+  long allCalls = 0;
+  for (size_t k = 0; k < p.ms.size(); ++k) {
+    if (p.calls[k] == 0) continue;
+    double total = 0;
+    for (double t : p.ms[k]) total += t;
+    all += total;
+    allCalls += p.calls[k];
+    std::string name = k < size_t(m.num_kernels) ? std::to_string(k) + " " + m.kernel_names[k] : "- (copies)";
+    rows.push_back({name, p.calls[k], median(p.ms[k]), total, k});
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const Row &a, const Row &b) { return a.total != b.total ? a.total > b.total : a.index < b.index; });
+  std::printf("kernels: %d kernels, %ld calls per run; median ms per run over %zu observed runs\n", m.num_kernels,
+              allCalls, runs);
+  std::printf("  %-32s %8s %12s %7s\n", "kernel", "calls", "ms/run", "share");
+  auto share = [&](double t) { return all > 0 ? 100.0 * t / all : 0.0; };
+  for (size_t i = 0; i < rows.size() && i < kRows; ++i)
+    std::printf("  %-32s %8ld %12.6f %6.1f%%\n", rows[i].name.c_str(), rows[i].calls, rows[i].perRun,
+                share(rows[i].total));
+  if (rows.size() > kRows) {
+    double rest = 0;
+    for (size_t i = kRows; i < rows.size(); ++i) rest += rows[i].total;
+    std::printf("  %-32s %8s %12.6f %6.1f%%\n", ("(" + std::to_string(rows.size() - kRows) + " more)").c_str(), "",
+                rest / double(runs), share(rest));
+  }
+  std::printf("  %-32s %8ld %12.6f %6.1f%%\n", "total", allCalls, all / double(runs), all > 0 ? 100.0 : 0.0);
+}
+
 } // namespace
 
 int launcherMain(const tgc_model_info &m, int argc, char **argv) {
@@ -112,9 +197,9 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     return kFail;
   }
   std::map<std::string, std::string> inputs;
-  std::string outDir;
+  std::string outDir, weightsPath;
   long repeat = 0;
-  bool listOnly = false;
+  bool listOnly = false, profile = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     auto takeValue = [&](const std::string &flag) {
@@ -141,6 +226,11 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
         return usage(argv0, ("input '" + value.substr(0, eq) + "' given twice").c_str());
     } else if (takeValue("--output-dir")) {
       outDir = value;
+    } else if (takeValue("--weights")) {
+      if (!m.bind_weights) return usage(argv0, "--weights: this model has no external weights");
+      weightsPath = value;
+    } else if (arg == "--no-profile") {
+      profile = false;
     } else if (takeValue("--threads")) {
       char *end = nullptr;
       long n = std::strtol(value.c_str(), &end, 10);
@@ -156,9 +246,30 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
       return usage(argv0, ("unknown argument '" + arg + "'").c_str());
     }
   }
+  if (m.bind_weights && weightsPath.empty()) weightsPath = defaultWeightsPath(argv0);
   if (listOnly) {
-    list(m);
+    list(m, weightsPath);
     return kOk;
+  }
+
+  // External weights: mapped, checked and bound before anything runs.
+  struct CloseWeights {
+    void operator()(tgc_weights *w) const { tgc_weights_close(w); }
+  };
+  std::unique_ptr<tgc_weights, CloseWeights> weights;
+  if (m.bind_weights) {
+    tgc_weights *w = nullptr;
+    errno = 0;
+    int status = tgc_weights_open(weightsPath.c_str(), &w);
+    weights.reset(w);
+    if (status == TGC_OK) status = m.bind_weights(tgc_weights_data(w), tgc_weights_size(w));
+    if (status != TGC_OK) {
+      std::fprintf(stderr, "%s: error: weights file '%s': %s\n", argv0, weightsPath.c_str(),
+                   status == TGC_ERR_WEIGHTS_IO && errno ? (std::string(tgc_status_string(status)) + ": " +
+                                                   std::strerror(errno)).c_str()
+                                                : tgc_status_string(status));
+      return kFail;
+    }
   }
 
   // Every input is checked before anything runs.
@@ -207,21 +318,32 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     return kFail;
   }
 
-  // With --repeat: one untimed warm-up run, then the timed ones; in-outs are restored before each.
+  // With --repeat: one untimed warm-up run, then the timed ones, each
+  // reported as it ends; in-outs are restored before each. The timed runs
+  // are observed per call unless --no-profile.
   std::vector<double> ms;
   long runs = repeat > 0 ? repeat + 1 : 1;
+  std::optional<Profile> prof;
+  if (repeat > 0 && profile && m.set_observer) prof.emplace(m, size_t(repeat));
   for (long r = 0; r < runs; ++r) {
     if (r > 0)
       for (auto &[i, data] : inouts) std::memcpy(ptrs[i], data.data(), data.size());
+    if (prof && r == 1) m.set_observer(&Profile::observe, &*prof);
+    if (prof && r > 0) prof->run = size_t(r - 1);
     auto start = std::chrono::steady_clock::now();
     int status = m.run(ptrs.data(), workspace.get());
-    if (repeat > 0 && r > 0)
+    if (repeat > 0 && r > 0) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      std::printf("run %ld: %.6f ms\n", r - 1, ms.back());
+      std::fflush(stdout);
+    }
     if (status != TGC_OK) {
-      std::fprintf(stderr, "%s: error: the model returned status %d\n", argv0, status);
+      if (prof) m.set_observer(nullptr, nullptr);
+      std::fprintf(stderr, "%s: error: the model returned status %d (%s)\n", argv0, status, tgc_status_string(status));
       return kFail;
     }
   }
+  if (prof) m.set_observer(nullptr, nullptr);
 
   if (!outDir.empty()) {
     std::error_code ec;
@@ -246,12 +368,8 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     }
   }
   if (repeat > 0) {
-    std::vector<double> sorted = ms;
-    for (size_t r = 0; r < ms.size(); ++r) std::printf("run %zu: %.6f ms\n", r, ms[r]);
-    std::sort(sorted.begin(), sorted.end());
-    double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                      : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-    std::printf("runs=%ld min_ms=%.6f\nmedian_ms=%.6f\n", repeat, sorted.front(), median);
+    if (prof) printProfile(m, *prof, size_t(repeat));
+    std::printf("runs=%ld min_ms=%.6f\nmedian_ms=%.6f\n", repeat, *std::min_element(ms.begin(), ms.end()), median(ms));
   }
   return kOk;
 }

@@ -5,14 +5,19 @@
 // launcher serves every model. Std-only: deployed executables do not carry
 // LLVM.
 //
-//   ./model [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N] [--list]
+//   ./model [--input NAME=FILE.npy]... [--output-dir DIR] [--weights FILE]
+//           [--repeat N] [--no-profile] [--threads N] [--list]
 //
 // Inputs not given start zero-filled. Every .npy is checked against the table
 // (dtype, shape, byte size) before anything runs; a flat (rank-1) tensor, as
-// input buffers are, takes any shape with its element count. Outputs are written as
-// DIR/<name>.npy, in-outs as DIR/<name>.after.npy, each atomically. With
-// --repeat N: a warm-up run, then N timed runs (in-outs restored before each,
-// untimed); the last line of stdout is `median_ms=<float>`.
+// input buffers are, takes any shape with its element count. A model with
+// external weights maps and binds its weights file first (--weights, default
+// the executable's path + ".weights"); a bad file is refused with a message
+// naming it. Outputs are written as DIR/<name>.npy, in-outs as
+// DIR/<name>.after.npy, each atomically. With --repeat N: a warm-up run, then
+// N timed runs (in-outs restored before each, untimed), a `run I: T ms` line
+// as each ends, a per-kernel time table from the model's call observer
+// (unless --no-profile), and as the last line of stdout `median_ms=<float>`.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -8,15 +8,26 @@
 #ifndef TGC_MODEL_ABI_DEFINED
 #define TGC_MODEL_ABI_DEFINED
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define TGC_MODEL_ABI_VERSION 1
+/* 2: tgc_model_info gained external weights, a call observer and kernel names. */
+#define TGC_MODEL_ABI_VERSION 2
 
 /* Status codes of NAME_run / NAME_run_tensors: 0 = success. The entry never aborts. */
 #define TGC_OK 0
 #define TGC_ERR_NULL_TENSOR 1 /* a tensor pointer is NULL (and the tensor is not empty) */
 #define TGC_ERR_MISALIGNED 2  /* a tensor pointer is not aligned to its item size, or the workspace to 64 */
 #define TGC_ERR_NO_MEMORY 3   /* workspace == NULL and allocating it failed */
+/* External weights (`tgc compile --weights=external`): NAME_bind_weights, tgc_weights_open. */
+#define TGC_ERR_NO_WEIGHTS 4        /* NAME_run before NAME_bind_weights succeeded */
+#define TGC_ERR_WEIGHTS_IO 5        /* the weights file cannot be opened or read */
+#define TGC_ERR_WEIGHTS_MAGIC 6     /* not a tgc weights file */
+#define TGC_ERR_WEIGHTS_VERSION 7   /* a weights format version this runtime does not read */
+#define TGC_ERR_WEIGHTS_TRUNCATED 8 /* the size differs from the one its header records (truncated or extended) */
+#define TGC_ERR_WEIGHTS_CHECKSUM 9  /* the contents do not match the header's checksum (corrupted) */
+#define TGC_ERR_WEIGHTS_LAYOUT 10   /* the tensor table is inconsistent (offsets, sizes, alignment) */
+#define TGC_ERR_WEIGHTS_MODEL 11    /* the weights of another model (identity or tensor table differ) */
 
 /* tgc_tensor_info.role */
 #define TGC_ROLE_INPUT 0  /* read by the model */
@@ -52,6 +63,28 @@ typedef struct tgc_tensor_info {
   int32_t itemsize;
 } tgc_tensor_info;
 
+/* One tensor of an external weights file, as the model expects it. */
+typedef struct tgc_weight_info {
+  const char *name;
+  int64_t offset; /* from the start of the file's payload; a multiple of 64 */
+  int64_t bytes;
+  int32_t dtype;  /* TGC_DTYPE_* */
+  int32_t itemsize;
+} tgc_weight_info;
+
+/* What a model needs from its weights file: its identity and tensor table. */
+typedef struct tgc_weights_spec {
+  uint64_t model_id; /* FNV-1a 64 of the model name and the table (docs/deploy.md) */
+  const tgc_weight_info *weights;
+  int32_t num_weights;
+  int32_t reserved;
+} tgc_weights_spec;
+
+/* Called around every call of NAME_run once set with NAME_set_observer:
+ * call = its position in the schedule, kernel = an index into
+ * tgc_model_info.kernel_names (-1 for a buffer copy), end = 0 before, 1 after. */
+typedef void (*tgc_call_observer)(void *ctx, int32_t call, int32_t kernel, int32_t end);
+
 /* The whole model, for drivers that know it only at run time. */
 typedef struct tgc_model_info {
   const char *name;
@@ -61,6 +94,34 @@ typedef struct tgc_model_info {
   int64_t workspace_alignment;
   int32_t abi_version; /* TGC_MODEL_ABI_VERSION */
   int32_t num_tensors;
+  int (*bind_weights)(const void *blob, size_t size); /* = NAME_bind_weights; NULL: no external weights */
+  const tgc_weights_spec *weights;                     /* NULL likewise */
+  void (*set_observer)(tgc_call_observer fn, void *ctx); /* = NAME_set_observer */
+  const char *const *kernel_names;                     /* num_kernels entries (tinygrad's names, or "kernel<i>") */
+  int32_t num_kernels;
+  int32_t num_calls;
 } tgc_model_info;
+
+/* The runtime library (tgc::runtime, libtgc_runtime.a) reads weights files.
+ * An opened file is memory-mapped (or read) and its header checked: magic,
+ * version, size; NAME_bind_weights then checks the checksum and that the file
+ * is this model's. Both return TGC_OK or a TGC_ERR_WEIGHTS_* code. */
+typedef struct tgc_weights tgc_weights;
+#ifdef __cplusplus
+extern "C" {
+#endif
+int tgc_weights_open(const char *path, tgc_weights **out);
+void tgc_weights_close(tgc_weights *w);
+const void *tgc_weights_data(const tgc_weights *w);
+size_t tgc_weights_size(const tgc_weights *w);
+/* The whole format check (header, table, checksum) of a blob, without a model. */
+int tgc_weights_verify(const void *blob, size_t size);
+/* What NAME_bind_weights calls: verify, compare with `spec`, set ptrs[i] to tensor i's data. */
+int tgc_weights_bind(const void *blob, size_t size, const tgc_weights_spec *spec, const void **ptrs);
+/* A short English description of a TGC_OK / TGC_ERR_* status. */
+const char *tgc_status_string(int status);
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TGC_MODEL_ABI_DEFINED */

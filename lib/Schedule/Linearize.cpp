@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,6 +57,8 @@ public:
   Result<const UOp *> run();
   /// After run(): why each kernel of the LINEAR sits where it does.
   std::vector<ScheduleStep> trace();
+  /// After run(): the AFTER orderings (LinearizeTrace::afterOrderings).
+  std::vector<AfterOrdering> afterOrderings() const;
 
 private:
   using Id = uint32_t; // a node of the ordering graph: kernel k is k, the ancestry node of graph node p is n + p
@@ -76,6 +79,8 @@ private:
                          std::unordered_map<const UOp *, Writers> &writers);
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
+  /// The kernels that produced `state`: the nearest ones among its AFTER deps.
+  std::vector<size_t> nearestKernels(const UOp *state) const;
   std::optional<size_t> firstBlockedDep(size_t k, const std::vector<std::vector<Id>> &parents,
                                         const std::vector<bool> &done) const;
   Diagnostic cycleError(const std::vector<bool> &done);
@@ -456,6 +461,52 @@ std::vector<ScheduleStep> Scheduler::trace() {
   return steps;
 }
 
+std::vector<size_t> Scheduler::nearestKernels(const UOp *state) const {
+  // Through AFTER deps only, not an AFTER's src[0] (the earlier version of its
+  // storage, whose producers come before): a long assign chain stays linear.
+  std::vector<size_t> out;
+  std::vector<const UOp *> work{state};
+  std::unordered_set<const UOp *> seen{state};
+  while (!work.empty()) {
+    const UOp *u = work.back();
+    work.pop_back();
+    if (uint32_t k = kernelIndex(u); k != kNotKernel) {
+      out.push_back(k);
+      continue;
+    }
+    std::span<const UOp *const> deps = Ancestry::deps(u);
+    if (u->is(Op::AFTER)) deps = deps.subspan(1);
+    for (const UOp *s : deps)
+      if (seen.insert(s).second) work.push_back(s);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<AfterOrdering> Scheduler::afterOrderings() const {
+  std::vector<size_t> position(kernels_.size());
+  for (size_t p = 0; p < order_.size(); ++p) position[order_[p]] = p;
+  std::set<std::tuple<size_t, size_t, std::string>> edges;
+  auto add = [&](const UOp *state, size_t k) {
+    for (size_t p : nearestKernels(state))
+      if (p != k) edges.emplace(position[p], position[k], storageName(state));
+  };
+  // A kernel runs after the producers of every AFTER state it takes as an argument ...
+  for (size_t k = 0; k < kernels_.size(); ++k)
+    for (size_t i = argStateBegin_[k]; i < argStateBegin_[k + 1]; ++i)
+      if (argStates_[i].second->is(Op::AFTER)) add(argStates_[i].second, k);
+  // ... and after those of the AFTER deps of an AFTER it is a dep of.
+  for (const UOp *u : afters_)
+    for (size_t i = 1; i < u->numSrc(); ++i) {
+      if (!u->src(i)->is(Op::AFTER)) continue;
+      for (size_t j = 1; j < u->numSrc(); ++j)
+        if (uint32_t k = kernelIndex(u->src(j)); k != kNotKernel) add(u->src(i), k);
+    }
+  std::vector<AfterOrdering> out;
+  for (const auto &[before, after, via] : edges) out.push_back(AfterOrdering{before, after, via});
+  return out;
+}
+
 } // namespace
 
 const UOp *scheduledCall(const UOp *call, std::vector<const UOp *> bufs) {
@@ -495,25 +546,28 @@ Result<LinearizeTrace> linearizeTraced(const UOp *kernelGraph) {
   Scheduler s(kernelGraph);
   Result<const UOp *> linear = s.run();
   if (!linear) return linear.error();
-  return LinearizeTrace{*linear, s.trace()};
+  return LinearizeTrace{*linear, s.trace(), s.afterOrderings()};
 }
 
 Status LinearizePass::run(Graph &g) {
-  for (const UOp *&root : g.roots) {
+  for (size_t r = 0; r < g.roots.size(); ++r) {
+    const UOp *&root = g.roots[r];
     if (root->is(Op::LINEAR)) continue;
     // a callified function whose body is a kernel graph: schedule the body,
     // giving CALL(LINEAR, *args) as tinygrad's pm_schedule does
-    if (root->is(Op::CALL) && root->numSrc() && root->src(0)->is(Op::SINK) && !root->src(0)->arg().isObj("KernelInfo")) {
-      Result<const UOp *> linear = linearize(root->src(0));
-      if (!linear) return linear.error();
+    bool function =
+        root->is(Op::CALL) && root->numSrc() && root->src(0)->is(Op::SINK) && !root->src(0)->arg().isObj("KernelInfo");
+    Scheduler s(function ? root->src(0) : root);
+    Result<const UOp *> linear = s.run();
+    if (!linear) return linear.error();
+    g.afterOrderings[r] = s.afterOrderings();
+    if (function) {
       std::vector<const UOp *> src(root->src().begin(), root->src().end());
       src[0] = *linear;
       root = root->withSrc(std::move(src));
-      continue;
+    } else {
+      root = *linear;
     }
-    Result<const UOp *> linear = linearize(root);
-    if (!linear) return linear.error();
-    root = *linear;
   }
   return Status::success();
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "IR/Diagnostic.h"
+#include "IR/Graph.h"
 #include "IR/Pass.h"
 #include "IR/UOp.h"
 
@@ -51,12 +52,17 @@ struct ScheduleStep {
 struct LinearizeTrace {
   const UOp *linear = nullptr;
   std::vector<ScheduleStep> steps; ///< one per CALL of `linear`, in order
+  /// The orderings AFTERs imposed, each from a kernel to a later one that
+  /// takes an AFTER state it produced, or that an AFTER-on-AFTER orders after
+  /// it: (LINEAR positions, the AFTER's storage). Only the nearest producers
+  /// are listed; data hazards may explain some of them too.
+  std::vector<AfterOrdering> afterOrderings;
 };
 /// linearize, also saying for each kernel which dependency set its position.
 Result<LinearizeTrace> linearizeTraced(const UOp *kernelGraph);
 
 /// The `linearize` pass: replaces every root that is not already a LINEAR by
-/// its schedule.
+/// its schedule, and records its AFTER orderings in Graph::afterOrderings.
 class LinearizePass : public Pass {
 public:
   Status run(Graph &g) override;

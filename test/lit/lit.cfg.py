@@ -19,6 +19,9 @@ def configure(config):
     config.substitutions.append(("%cxx", os.path.join(config.llvm_tools_dir, "clang++")))
     config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
     config.substitutions.append(("%corpus", config.tgc_corpus_dir))
+    # The runtime library a program links to map and bind external weights.
+    # (first: %tgc would otherwise match its prefix)
+    config.substitutions.insert(0, ("%tgc_runtime", os.path.join(config.tgc_obj_root, "lib", "Runtime", "libtgc_runtime.a")))
     config.substitutions.append(("%python", sys.executable))
     # Tests that run generated code say `REQUIRES: codegen` (off with TGC_ENABLE_CODEGEN=OFF).
     if config.tgc_codegen:

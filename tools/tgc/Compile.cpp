@@ -12,14 +12,14 @@
 #include "Codegen/LinearModel.h"
 #include "Codegen/MemoryPlan.h"
 #include "Codegen/ModelCodegen.h"
+#include "Codegen/ModelWeights.h"
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"
-#include "Runtime/Launcher.h"
-#include "Runtime/Npy.h"
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -41,6 +41,7 @@ struct CompileOptions {
   std::string format = "auto";
   std::string root;
   std::string weights = "pass";
+  int64_t weightsThreshold = kDefaultWeightsThreshold;
   KernelFlags kernel;
   unsigned optLevel = 3;
   bool stats = false;
@@ -174,25 +175,20 @@ int runCompile(const CompileOptions &o) {
     return kFailure;
   }
 
+  // Weights: every input the graph gives data for, embedded or in STEM.weights.
   ModelCodegenOptions copts;
-  std::set<size_t> embedded;
-  if (o.weights == "embed") {
-    // Every input the graph gives data for becomes read-only data in the object.
-    for (size_t i = 0; i < model->tensors.size(); ++i) {
-      const ModelTensor &t = model->tensors[i];
-      if (t.role != ModelTensor::Role::Input || t.dataFile.empty() || t.bytes == 0) continue;
-      rt::NpyArray a;
-      std::string error;
-      if (!rt::readNpy(t.dataFile, a, error)) return fail("--weights=embed: " + t.name + ": " + error);
-      const char *kind = rt::npyKind(modelDTypeCode(t.dtype));
-      if (!kind || a.descr.size() < 3 || a.descr.substr(1) != kind || int64_t(a.data.size()) != t.bytes)
-        return fail("--weights=embed: " + t.dataFile + " (" + a.descr + ", " + std::to_string(a.data.size()) +
-                    " bytes) does not hold " + t.name + " (" + std::string(t.dtype.name()) + ", " +
-                    std::to_string(t.bytes) + " bytes)");
-      copts.embedded.emplace(i, std::string(a.data.begin(), a.data.end()));
-      embedded.insert(i);
-    }
-  }
+  int64_t dataBytes = 0;
+  std::vector<size_t> weightInputs = weightTensors(*model, &dataBytes);
+  static const std::map<std::string, WeightsMode> kModes = {
+      {"pass", WeightsMode::Pass}, {"embed", WeightsMode::Embed}, {"external", WeightsMode::External},
+      {"auto", WeightsMode::Auto}};
+  Result<WeightsMode> mode = resolveWeightsMode(kModes.at(o.weights), dataBytes, o.weightsThreshold);
+  if (!mode) return fail(mode.error().message);
+  std::string weightsFile;
+  // external always writes the file (with no tensors, an empty table), so builds can depend on it.
+  if (*mode == WeightsMode::External || (*mode == WeightsMode::Embed && !weightInputs.empty()))
+    if (Status st = placeWeights(*model, weightInputs, *mode, copts.weights, weightsFile); !st.ok())
+      return fail(st.error().message);
   copts.target.triple = o.target;
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
@@ -210,8 +206,10 @@ int runCompile(const CompileOptions &o) {
   }
   if (o.stats) {
     std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
-              << " tensors=" << model->tensors.size() - embedded.size();
-    if (!embedded.empty()) std::cout << " embedded=" << embedded.size();
+              << " tensors=" << model->tensors.size() - copts.weights.placed().size();
+    if (!copts.weights.embedded.empty()) std::cout << " embedded=" << copts.weights.embedded.size();
+    if (!copts.weights.external.empty())
+      std::cout << " external=" << copts.weights.external.size() << " weights_bytes=" << weightsFile.size();
     std::cout << "\n"
               << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
     if (tinygradArena) std::cout << "tinygrad_arena_bytes=" << tinygradArena << "\n";
@@ -240,20 +238,25 @@ int runCompile(const CompileOptions &o) {
   std::vector<std::pair<std::string, const std::string *>> files;
   std::string header;
   if (emit.count("obj")) files.push_back({o.output, &art->object});
+  // The weights file goes with the code that binds it.
+  if (!weightsFile.empty() && (emit.count("obj") || emit.count("exe")))
+    files.push_back({stem.string() + ".weights", &weightsFile});
   if (emit.count("header")) {
-    header = modelHeader(*model, *memory, embedded);
+    header = modelHeader(*model, *memory, copts.weights);
     files.push_back({stem.string() + ".h", &header});
   }
   if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
   if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
   if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
   std::string testC, benchC, headerName = fs::path(stem).filename().string() + ".h";
+  // The programs find the weights file where it is written (absolute when -o is).
+  std::string defaultWeights = weightsFile.empty() ? "" : stem.string() + ".weights";
   if (emit.count("test")) {
-    testC = modelTestProgram(name, headerName);
+    testC = modelTestProgram(name, headerName, defaultWeights);
     files.push_back({stem.string() + "_test.c", &testC});
   }
   if (emit.count("benchmark")) {
-    benchC = modelBenchmarkProgram(name, headerName);
+    benchC = modelBenchmarkProgram(name, headerName, defaultWeights);
     files.push_back({stem.string() + "_benchmark.c", &benchC});
   }
   for (const auto &[path, data] : files)
@@ -287,9 +290,22 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::IsMember({"auto", "json", "text"}))
       ->capture_default_str();
   cmd->add_option("--weights", o->weights, "pass: every input is an argument; embed: inputs the graph gives data "
-                                           "files for become read-only data in the object")
-      ->check(CLI::IsMember({"pass", "embed"}))
+                                           "files for become read-only data in the object; external: their data "
+                                           "goes to OUT/STEM.weights, which the program binds at run time; auto: "
+                                           "embed up to --weights-threshold bytes, external above")
+      ->check(CLI::IsMember({"pass", "embed", "external", "auto"}))
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--weights-threshold",
+         [o](const std::string &text) {
+           std::optional<uint64_t> bytes = parseByteSize(text);
+           if (!bytes || *bytes > uint64_t(INT64_MAX))
+             throw CLI::ValidationError("--weights-threshold", "expected a byte count such as 4096, 16MiB or 1GiB");
+           o->weightsThreshold = int64_t(*bytes);
+         },
+         "--weights=auto embeds the weights when they total at most this many bytes (never more than 1GiB); "
+         "suffixes as for --max-memory")
+      ->default_str("64MiB");
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
                                      "when known (a LINEAR input, or a linear.json beside the graph)");
@@ -300,6 +316,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
               "  tgc compile linear.json -o out/model.o                 out/model.o + out/model.h\n"
               "  tgc compile linear.json -o out/model.o --emit=exe      out/model: ./model --input s3=x.npy --output-dir r\n"
               "  tgc compile linear.json -o arm/model.o --target=aarch64-linux-gnu --cpu=neoverse-n1\n"
+              "  tgc compile graph.json -o out/m.o --weights=external --emit=exe   out/m + out/m.weights (bound at run time)\n"
               "  tgc compile graph.json -o out/step.o --grad=out0 --wrt=n15,n23   a training step: loss + gradients");
   cmd->callback([o, &exitCode] { exitCode = runCompile(*o); });
 }

@@ -85,7 +85,8 @@ std::string kernelLabel(size_t i, const UOp *call) {
   return l;
 }
 
-std::string scheduleDot(const std::vector<const UOp *> &kernels) {
+/// `orderings`: the AFTER orderings linearize recorded for this LINEAR (may be null).
+std::string scheduleDot(const std::vector<const UOp *> &kernels, const std::vector<AfterOrdering> *orderings) {
   std::ostringstream os;
   os << "digraph schedule {\n  rankdir=TB;\n  node [shape=box];\n";
   for (size_t i = 0; i < kernels.size(); ++i) os << "  k" << i << " [label=\"" << kernelLabel(i, kernels[i]) << "\"];\n";
@@ -124,12 +125,24 @@ std::string scheduleDot(const std::vector<const UOp *> &kernels) {
     for (int64_t s : acc->ins)
       if (const UOp *b = buf(s)) state[b].readers.push_back(k);
   }
+  // AFTER: an ordering the kernel graph's AFTERs imposed that no hazard above explains.
+  if (orderings) {
+    std::set<std::pair<size_t, size_t>> hazards;
+    for (const auto &[key, names] : edges) hazards.emplace(std::get<0>(key), std::get<1>(key));
+    for (const AfterOrdering &o : *orderings)
+      if (o.before < o.after && o.after < kernels.size() && !hazards.count({o.before, o.after}))
+        edges[{o.before, o.after, "AFTER"}].insert(o.via);
+  }
   for (const auto &[key, names] : edges) {
     const auto &[from, to, kind] = key;
     std::string label = kind;
     for (const std::string &n : names) label += "\\n" + escape(n);
     os << "  k" << from << " -> k" << to << " [label=\"" << label << "\""
-       << (kind == "RAW" ? "" : kind == "WAR" ? ", color=red" : ", color=blue") << "];\n";
+       << (kind == "RAW"   ? ""
+           : kind == "WAR" ? ", color=red"
+           : kind == "WAW" ? ", color=blue"
+                           : ", style=dashed, color=darkgreen")
+       << "];\n";
   }
   os << "}\n";
   return os.str();
@@ -261,7 +274,17 @@ std::string formatStats(const Graph &g, size_t inputNodes) {
 std::string emitDot(const Graph &g) {
   bool scheduled = false;
   std::vector<const UOp *> kernels = graphKernels(g, &scheduled);
-  if (scheduled) return scheduleDot(kernels);
+  if (scheduled) {
+    // The root graphKernels took the LINEAR of: the first scheduled one.
+    const std::vector<AfterOrdering> *orderings = nullptr;
+    for (size_t r = 0; r < g.roots.size(); ++r) {
+      const UOp *root = g.roots[r];
+      if (!root->is(Op::LINEAR) && !(root->is(Op::CALL) && root->numSrc() && root->src(0)->is(Op::LINEAR))) continue;
+      if (auto it = g.afterOrderings.find(r); it != g.afterOrderings.end()) orderings = &it->second;
+      break;
+    }
+    return scheduleDot(kernels, orderings);
+  }
   if (!kernels.empty()) return kernelGraphDot(g, kernels);
   return tensorGraphDot(g);
 }
