@@ -21,8 +21,11 @@ struct KernelOptions {
   bool strictFP = false;
   /// Register tiling of matmul-like kernels (MatmulTiling.cpp).
   bool tileMatmul = true;
+  /// Emit a reduction whose loads are gated (padding) also without the gates,
+  /// under a condition that they all hold (GateVersioning.h).
+  bool versionGates = true;
 
-  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false}; }
+  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false}; }
 };
 
 } // namespace tgc::codegen

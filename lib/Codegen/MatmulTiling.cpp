@@ -46,7 +46,8 @@ int64_t maxAxisId(const UOp *sink) {
 
 } // namespace
 
-const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile) {
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
+  if (chosen) *chosen = MatmulTile{0, 0, 0};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
   const UOp *end = sink->src(0);
   if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE)) return sink;
@@ -58,40 +59,57 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
 
   const UOp *col = unitStrideRange(idx, ranges);
   if (!col) return sink;
-  const UOp *row = nullptr;
-  for (const UOp *r : ranges)
-    if (r != col) row = r; // the innermost other output axis
-  auto colN = tripCount(col), rowN = row ? tripCount(row) : std::nullopt;
-  if (!colN || (row && !rowN)) return sink;
-  // The widest column tile that divides the axis (at least a half vector),
-  // rows only when they divide too; a vector-times-matrix kernel has no row.
+  auto colN = tripCount(col);
+  if (!colN) return sink;
+  // The widest column tile that divides the axis (at least a half vector).
+  const int64_t requestedColumns = tile.columns;
   while (tile.columns >= 8 && *colN % tile.columns) tile.columns /= 2;
   if (tile.columns < 8) return sink;
-  if (!row || *rowN % tile.rows) row = nullptr, tile.rows = 1;
 
-  // Matmul-like: a float REDUCE that depends on both axes.
-  std::vector<const UOp *> nodes = toposort(sink);
-  bool matmulLike = false;
   // A tile pays when the columns make a reduction's loads contiguous (a load
   // with unit stride in the column axis); a row-wise reduction (sum over the
   // last axis) would instead read one strided row per accumulator.
   // The load must also move with the reduction (not a per-row value such as
   // a mean read inside a variance).
-  auto contiguousLoad = [&](const UOp *red) {
+  auto contiguousLoad = [&](const UOp *red) -> const UOp * {
     for (const UOp *n : toposort(red->src(0))) {
       if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
       const UOp *i = n->src(1)->is(Op::WHERE) && n->src(1)->numSrc() == 3 ? n->src(1)->src(1) : n->src(1);
       bool streams = false;
       for (size_t k = 1; k < red->numSrc(); ++k) streams |= dependsOn(i, red->src(k));
-      if (streams && unitStrideRange(i, {col}) == col) return true;
+      if (streams && unitStrideRange(i, {col}) == col) return n;
     }
-    return false;
+    return nullptr;
   };
+  const UOp *red = nullptr, *colLoad = nullptr;
   for (const UOp *u : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)) &&
-        contiguousLoad(u))
-      matmulLike = true;
-  if (!matmulLike) return sink;
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = contiguousLoad(u))) {
+      red = u;
+      break;
+    }
+  if (!red) return sink;
+  // The row axis: one the reduction depends on whose tile divides, preferably
+  // one the contiguous load does not move with, so every row of the tile
+  // reuses the loaded columns (matmul: A's rows; conv2d: the output channels,
+  // not the image rows, whose windows overlap). Otherwise the innermost such
+  // axis; a vector-times-matrix kernel has none.
+  // Narrower columns get more rows (as many accumulators, so as many
+  // independent FMA chains), down to the requested rows when none divide.
+  const UOp *row = nullptr;
+  int64_t rows = tile.rows * requestedColumns / tile.columns;
+  for (; !row && rows >= tile.rows; rows /= 2)
+    for (bool reuse : {true, false}) {
+      for (const UOp *r : ranges) {
+        auto n = tripCount(r);
+        if (r != col && n && *n % rows == 0 && dependsOn(red->src(0), r) && (!reuse || !dependsOn(colLoad, r))) row = r;
+      }
+      if (row) {
+        tile.rows = rows;
+        break;
+      }
+    }
+  if (!row) tile.rows = 1;
+  std::vector<const UOp *> nodes = toposort(sink);
   std::set<const UOp *> loaded;
   for (const UOp *u : nodes)
     if (u->is(Op::INDEX) && u != st->src(0)) loaded.insert(u->src(0));
@@ -141,11 +159,18 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     for (int64_t j = 0; j < tile.columns; ++j)
       stores.push_back(row ? substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}})
                            : substitute(st, {{col, at(colOuter, tile.columns, j)}}));
-  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
+  // The column panel loop is outermost when it has enough iterations to be
+  // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
+  // stays where the column axis was.
+  bool panelOuter = *colN / tile.columns >= 16;
+  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores)};
+  if (panelOuter) endSrc.push_back(colOuter);
   if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+    else if (!panelOuter) endSrc.push_back(colOuter);
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  if (chosen) *chosen = tile;
   return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
 }
 

@@ -36,6 +36,7 @@ struct MatmulTile {
 /// axis, and the row axis is upcast only when it divides (a vector-matrix
 /// kernel has none); no buffer may be both read and written (the loop order
 /// changes).
-const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {});
+/// `chosen`, when given, receives the tile applied (columns 0: not tiled).
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
 } // namespace tgc::codegen

@@ -111,8 +111,10 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   MLIRContext mctx(MLIRContext::Threading::DISABLED); // the machine's cores are shared; kernels are small
   loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
+  std::vector<MatmulTile> tiles;
   for (const ScheduleKernel &k : plan.kernels) {
-    Status s = lowerKernelToMLIR(*module, tileMatmul(k.sink, kernel), KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
+    const UOp *body = tileMatmul(k.sink, kernel, {}, &tiles.emplace_back());
+    Status s = lowerKernelToMLIR(*module, body, KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
     if (!s) return inKernel(s.error(), k);
   }
   if (hooks.addMLIR)
@@ -126,7 +128,19 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   out.module = std::move(*m);
   // Kernels stay functions of their own: the run function stays a flat call
   // list and a kernel called from many places is optimized and emitted once.
-  for (const ScheduleKernel &k : plan.kernels) {
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const ScheduleKernel &k = plan.kernels[i];
+    // A tile row narrower than the widest vector (8 floats: conv2d's 56
+    // columns) is vectorized one row per vector only when the vectorizers
+    // are told that width; at 512 bits SLP joins four rows and gathers their
+    // row operands instead (x86's prefer-vector-width, ignored elsewhere).
+    if (tiles[i].columns > 0 && tiles[i].columns * 32 < 512)
+      for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
+        if (llvm::Function *f = out.module->getFunction(sym)) {
+          f->addFnAttr("prefer-vector-width", std::to_string(tiles[i].columns * 32));
+          std::string fs = tm.getTargetFeatureString().str();
+          f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
+        }
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);
