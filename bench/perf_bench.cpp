@@ -250,8 +250,11 @@ int main(int argc, char **argv) {
   tiled.strictFP = false, tiled.tileMatmul = true;
   KernelOptions threaded = tiled;
   threaded.threads = true;
+  KernelOptions versioned = threaded;
+  versioned.versionGates = true;
   std::vector<Config> configs{cfg("plain", plain, 1), cfg("+reassoc", reassoc, 1), cfg("+tile", tiled, 1),
-                              cfg("+threads", threaded, cores), cfg("+gates", all, cores)};
+                              cfg("+threads", threaded, cores), cfg("+gates", versioned, cores),
+                              cfg("+pack", all, cores)};
 
   std::vector<fs::path> cases;
   for (const auto &e : fs::directory_iterator(perfDir))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/GateVersioning.h"
+#include "Codegen/MatmulTiling.h"
 #include "Codegen/Numerics.h"
 #include "Codegen/ParallelLoop.h"
 
@@ -124,6 +125,7 @@ private:
   // the gate atoms known true, and the gated loads known in bounds.
   std::unordered_set<const UOp *> assumedTrue_, unguarded_;
   mlir::Value true_;
+  std::unordered_map<const UOp *, mlir::Value> locals_; // LOCAL PARAM -> its alloca
   std::optional<Diagnostic> error_;
   static constexpr unsigned kMaxDepth = 2000;
   unsigned depth_ = 0;
@@ -386,6 +388,18 @@ mlir::Value KernelLowering::indexValue(const UOp *idx) {
 
 mlir::Value KernelLowering::param(const UOp *buf) {
   if (!buf->is(Op::PARAM)) return fail(buf, "only PARAM buffers can be indexed in a kernel, got " + buf->str());
+  if (isLocalBuffer(buf)) { // scratch of this invocation: a stack array at the function's entry
+    auto it = locals_.find(buf);
+    if (it != locals_.end()) return it->second;
+    if (buf->numSrc() != 1 || !buf->src(0)->is(Op::CONST) || !buf->src(0)->arg().isInt() || buf->src(0)->arg().getInt() < 1)
+      return fail(buf, "a LOCAL PARAM needs a literal positive size");
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(scopes_[0].body);
+    mlir::Value n = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(buf->src(0)->arg().getInt()));
+    mlir::Value a = LLVM::AllocaOp::create(b_, loc_, LLVM::LLVMPointerType::get(b_.getContext()),
+                                           memType(b_.getContext(), buf->dtype()), n, 64);
+    return locals_[buf] = a;
+  }
   const tgc::Value *slot = buf->arg().field("slot");
   const tgc::Value *as = buf->arg().field("addrspace");
   if (!slot || !slot->isInt()) return fail(buf, "PARAM without an integer slot");

@@ -46,6 +46,25 @@ int64_t maxAxisId(const UOp *sink) {
 
 } // namespace
 
+bool isLocalBuffer(const UOp *buf) {
+  if (!buf->is(Op::PARAM)) return false;
+  const tgc::Value *as = buf->arg().field("addrspace");
+  return as && as->kind() == tgc::Value::Kind::Enum && as->str() == "LOCAL";
+}
+
+const UOp *localBuffer(const UOp *like, int64_t elements) {
+  const tgc::Value &arg = like->arg();
+  std::vector<tgc::Value> items = arg.items();
+  const std::vector<std::string> &names = arg.fieldNames();
+  for (size_t i = 0; i < names.size() && i < items.size(); ++i) {
+    if (names[i] == "addrspace") items[i] = tgc::Value::enumMember("AddrSpace", "LOCAL");
+    if (names[i] == "slot") items[i] = tgc::Value::integer(0);
+  }
+  Context &ctx = like->context();
+  return ctx.get(Op::PARAM, like->dtype(), {ctx.get(Op::CONST, dtypes::WeakInt, {}, tgc::Value::integer(elements))},
+                 tgc::Value::object(arg.cls(), names, items));
+}
+
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
   if (chosen) *chosen = MatmulTile{0, 0, 0};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
@@ -154,22 +173,56 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     }
   }
   const UOp *colOuter = split(col, tile.columns), *rowOuter = row ? split(row, tile.rows) : nullptr;
-  std::vector<const UOp *> stores;
-  for (int64_t i = 0; i < tile.rows; ++i)
-    for (int64_t j = 0; j < tile.columns; ++j)
-      stores.push_back(row ? substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}})
-                           : substitute(st, {{col, at(colOuter, tile.columns, j)}}));
   // The column panel loop is outermost when it has enough iterations to be
   // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
   // stays where the column axis was.
   bool panelOuter = *colN / tile.columns >= 16;
+
+  // Packing the panel: with the panel loop outermost, the contiguous operand
+  // of a single-range reduction (matmul's B[k, j]) is copied once per panel
+  // into a kernel-local buffer P[k][jj] that the row tiles then read
+  // sequentially. Read in place, the panel's rows are one matrix row apart
+  // (4 KiB for 1024 columns): they share a few cache sets and a page each, so
+  // the panel does not stay in L1/L2 however it is blocked.
+  const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
+  auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
+  int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
+  if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
+      colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
+    const UOp *k = red->src(1);
+    bool onlyKAndColumn = true;
+    for (const UOp *n : toposort(colLoad->src(1)))
+      if (n->is(Op::RANGE) && n != k && n != col) onlyKAndColumn = false;
+    if (onlyKAndColumn) {
+      const UOp *buf = localBuffer(colLoad->src(0), *kN * tile.columns);
+      const UOp *kp = newRange(col, *kN), *jp = newRange(col, tile.columns);
+      column = newRange(col, tile.columns);
+      auto packedAt = [&](const UOp *kk, const UOp *jj) {
+        const UOp *flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {kk, constLike(kk, tile.columns)}), jj});
+        return ctx.get(Op::INDEX, colLoad->dtype(), {buf, flat});
+      };
+      const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, tile.columns)}), jp})}});
+      pack = ctx.get(Op::END, end->dtype(), {ctx.get(Op::STORE, st->dtype(), {packedAt(kp, jp), copy}), kp, jp}, end->arg());
+      st = substitute(st, {{colLoad, packedAt(k, column)}});
+    }
+  }
+  std::vector<const UOp *> stores;
+  for (int64_t i = 0; i < tile.rows; ++i)
+    for (int64_t j = 0; j < tile.columns; ++j) {
+      std::unordered_map<const UOp *, const UOp *> at_{{col, at(colOuter, tile.columns, j)}};
+      if (row) at_[row] = at(rowOuter, tile.rows, i);
+      if (column) at_[column] = constLike(column, j);
+      stores.push_back(substitute(st, at_));
+    }
   std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores)};
-  if (panelOuter) endSrc.push_back(colOuter);
+  if (panelOuter && !pack) endSrc.push_back(colOuter);
   if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
     else if (!panelOuter) endSrc.push_back(colOuter);
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  if (pack) // END(GROUP(pack nest, row tiles), panel)
+    newEnd = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, st->dtype(), {pack, newEnd}), colOuter}, end->arg());
   if (chosen) *chosen = tile;
   return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
 }

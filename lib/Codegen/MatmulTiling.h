@@ -30,6 +30,16 @@ struct MatmulTile {
   int64_t reduceBlock = 0;
 };
 
+/// The largest panel tileMatmul packs into a kernel-local buffer (it lives
+/// on the stack of the thread running the kernel).
+constexpr int64_t kMaxPanelBytes = 256 * 1024;
+
+/// A PARAM in the LOCAL address space: scratch memory of one kernel
+/// invocation (per thread), not a CALL argument.
+bool isLocalBuffer(const UOp *buf);
+/// A LOCAL PARAM of `elements` elements typed like the PARAM `like`.
+const UOp *localBuffer(const UOp *like, int64_t elements);
+
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
 /// the upcast axes; the column tile is halved down to 8 until it divides the

@@ -130,14 +130,17 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   // list and a kernel called from many places is optimized and emitted once.
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const ScheduleKernel &k = plan.kernels[i];
-    // A tile row narrower than the widest vector (8 floats: conv2d's 56
-    // columns) is vectorized one row per vector only when the vectorizers
-    // are told that width; at 512 bits SLP joins four rows and gathers their
-    // row operands instead (x86's prefer-vector-width, ignored elsewhere).
-    if (tiles[i].columns > 0 && tiles[i].columns * 32 < 512)
+    // The vectors of a register tile are as wide as its rows, up to 512
+    // bits (x86's prefer-vector-width; ignored elsewhere, and clamped to what
+    // the CPU has): LLVM's default for many AVX-512 CPUs is 256 bits, half
+    // the FMA rate of a 512-bit tile row; and a row narrower than the widest
+    // vector (8 floats: conv2d's 56 columns) is vectorized one row per vector
+    // only when the vectorizers are told that width (at 512 bits SLP joins
+    // rows and gathers their operands). Gathers are made unattractive too.
+    if (tiles[i].columns > 0)
       for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
         if (llvm::Function *f = out.module->getFunction(sym)) {
-          f->addFnAttr("prefer-vector-width", std::to_string(tiles[i].columns * 32));
+          f->addFnAttr("prefer-vector-width", std::to_string(std::min<int64_t>(tiles[i].columns * 32, 512)));
           std::string fs = tm.getTargetFeatureString().str();
           f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
         }
