@@ -136,11 +136,13 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     // the FMA rate of a 512-bit tile row; and a row narrower than the widest
     // vector (8 floats: conv2d's 56 columns) is vectorized one row per vector
     // only when the vectorizers are told that width (at 512 bits SLP joins
-    // rows and gathers their operands). Gathers are made unattractive too.
+    // rows and gathers their operands). Gathers are made unattractive too
+    // (an x86 feature; other targets would warn about it).
     if (tiles[i].columns > 0)
       for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
         if (llvm::Function *f = out.module->getFunction(sym)) {
           f->addFnAttr("prefer-vector-width", std::to_string(std::min<int64_t>(tiles[i].columns * 32, 512)));
+          if (!tm.getTargetTriple().isX86()) continue;
           std::string fs = tm.getTargetFeatureString().str();
           f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
         }
