@@ -7,10 +7,11 @@
 // by a small one, and the STORE is replicated for every (row, column) of the
 // tile. The replicated REDUCEs share their ranges, so the lowering fuses them
 // into one loop with a tile of accumulators (KernelToMLIR.cpp), and LLVM's SLP
-// vectorizer turns each tile row into vector loads and FMAs. The tile loop of
-// the column axis becomes the outermost loop so that one column panel of the
-// right-hand operand stays in cache while every row block reads it (cache
-// blocking), and it is the loop that runs on threads.
+// vectorizer turns each tile row into vector loads and FMAs. When there are
+// enough column tiles to split over threads, the tile loop of the column axis
+// becomes the outermost (threaded) loop, and the right-hand operand's column
+// panel is packed into a kernel-local buffer at its top, so every row block
+// reads it sequentially from cache.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
