@@ -34,11 +34,18 @@ std::vector<Config> configs(int cores) {
     o.kernel = k;
     return Config{std::move(name), o, threads};
   };
-  KernelOptions plain = KernelOptions::none(), reassoc = plain, tiled = plain, threaded, all;
+  // Each config adds one knob to the one before: neighbouring columns compare that knob in the same run.
+  KernelOptions plain = KernelOptions::none(), reassoc = plain, tiled = plain, all;
   reassoc.strictFP = false;
   tiled.strictFP = false, tiled.tileMatmul = true;
-  threaded.polyTranscendentals = false; // everything but the polynomial transcendentals: libm calls
-  return {cfg("plain", plain, 1), cfg("+reassoc", reassoc, 1), cfg("+tile", tiled, 1), cfg("+threads", threaded, cores),
+  KernelOptions threaded = tiled;
+  threaded.threads = true;
+  KernelOptions versioned = threaded;
+  versioned.versionGates = true;
+  KernelOptions packed = versioned; // everything but the polynomial transcendentals: libm calls
+  packed.packMatmulPanel = true;
+  return {cfg("plain", plain, 1),          cfg("+reassoc", reassoc, 1),     cfg("+tile", tiled, 1),
+          cfg("+threads", threaded, cores), cfg("+gates", versioned, cores), cfg("+pack", packed, cores),
           cfg("+poly", all, cores)};
 }
 
@@ -63,7 +70,7 @@ nlohmann::json runCase(const fs::path &dir, const std::vector<Config> &configs, 
     const Config &c = configs[ci];
     tgc_set_num_threads(c.threads);
     nlohmann::json r{{"config", c.name}};
-    if (ops > o.maxSlowGflop * 1e9 && ci + 2 < configs.size()) { // the unoptimized configs would take minutes
+    if (ops > o.maxSlowGflop * 1e9 && !c.opts.kernel.tileMatmul) { // the untiled configs would take minutes
       r["error"] = "skipped";
       row["configs"].push_back(r);
       continue;

@@ -24,8 +24,13 @@ struct KernelOptions {
   /// EXP2/LOG2/SIN (and POW) as branch-free polynomials that vectorize
   /// (Transcendental.h); off, they are libm calls, one per element.
   bool polyTranscendentals = true;
+  /// Emit a reduction whose loads are gated (padding) also without the gates,
+  /// under a condition that they all hold (GateVersioning.h).
+  bool versionGates = true;
+  /// Pack a matmul's column panel into a kernel-local buffer (MatmulTiling.cpp).
+  bool packMatmulPanel = true;
 
-  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false}; }
+  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false}; }
 };
 
 } // namespace tgc::codegen

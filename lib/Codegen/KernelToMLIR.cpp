@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
+#include "Codegen/GateVersioning.h"
+#include "Codegen/MatmulTiling.h"
 #include "Codegen/Numerics.h"
 #include "Codegen/ParallelLoop.h"
 
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tgc::codegen {
 
@@ -33,15 +36,6 @@ void loadKernelDialects(MLIRContext &ctx) {
 }
 
 namespace {
-
-bool isInvalidConst(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == tgc::Value::Kind::Invalid; }
-
-/// INDEX(buf, WHERE(valid, idx, Invalid)) -> (valid, idx); plain index -> (nullptr, idx).
-std::pair<const UOp *, const UOp *> splitGate(const UOp *index) {
-  if (index->is(Op::WHERE) && index->numSrc() == 3 && isInvalidConst(index->src(2)))
-    return {index->src(0), index->src(1)};
-  return {nullptr, index};
-}
 
 class KernelLowering {
 public:
@@ -86,6 +80,11 @@ private:
   mlir::Value i64(int64_t v);
   mlir::Value indexValue(const UOp *idx);
   mlir::Value reduce(const UOp *u, unsigned level);
+  std::vector<mlir::Value> reduceVersions(const UOp *u, const std::vector<const UOp *> &group, Op rop,
+                                          const std::vector<mlir::Value> &inits);
+  std::vector<mlir::Value> reduceNest(const UOp *u, const std::vector<const UOp *> &group, Op rop,
+                                      std::vector<mlir::Value> accs);
+  bool gateAssumed(const UOp *gate) const;
   std::vector<const UOp *> fusableReduces(const UOp *u, unsigned level);
   mlir::Value load(const UOp *u, unsigned level);
   mlir::Value param(const UOp *buf);
@@ -124,6 +123,11 @@ private:
   std::map<int64_t, mlir::Value> i64s_;
   std::unordered_map<const UOp *, std::vector<const UOp *>> deps_;
   std::map<std::vector<const UOp *>, std::vector<const UOp *>> reduceSiblings_; // REDUCEs by their ranges
+  // While a gate-free version of a reduction is emitted (GateVersioning.h):
+  // the gate atoms known true, and the gated loads known in bounds.
+  std::unordered_set<const UOp *> assumedTrue_, unguarded_;
+  mlir::Value true_;
+  std::unordered_map<const UOp *, mlir::Value> locals_; // LOCAL PARAM -> its alloca
   std::optional<Diagnostic> error_;
   static constexpr unsigned kMaxDepth = 2000;
   unsigned depth_ = 0;
@@ -325,7 +329,7 @@ const std::vector<const UOp *> &KernelLowering::deps(const UOp *u) {
 unsigned KernelLowering::levelOf(const UOp *u) {
   const auto &d = deps(u);
   for (unsigned i = scopes_.size() - 1; i > 0; --i)
-    if (std::binary_search(d.begin(), d.end(), scopes_[i].range,
+    if (scopes_[i].range && std::binary_search(d.begin(), d.end(), scopes_[i].range,
                            [](const UOp *a, const UOp *c) { return a->id() < c->id(); }))
       return i;
   return 0;
@@ -386,6 +390,18 @@ mlir::Value KernelLowering::indexValue(const UOp *idx) {
 
 mlir::Value KernelLowering::param(const UOp *buf) {
   if (!buf->is(Op::PARAM)) return fail(buf, "only PARAM buffers can be indexed in a kernel, got " + buf->str());
+  if (isLocalBuffer(buf)) { // scratch of this invocation: a stack array at the function's entry
+    auto it = locals_.find(buf);
+    if (it != locals_.end()) return it->second;
+    if (buf->numSrc() != 1 || !buf->src(0)->is(Op::CONST) || !buf->src(0)->arg().isInt() || buf->src(0)->arg().getInt() < 1)
+      return fail(buf, "a LOCAL PARAM needs a literal positive size");
+    OpBuilder::InsertionGuard g(b_);
+    b_.setInsertionPointToStart(scopes_[0].body);
+    mlir::Value n = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(buf->src(0)->arg().getInt()));
+    mlir::Value a = LLVM::AllocaOp::create(b_, loc_, LLVM::LLVMPointerType::get(b_.getContext()),
+                                           memType(b_.getContext(), buf->dtype()), n, 64);
+    return locals_[buf] = a;
+  }
   const tgc::Value *slot = buf->arg().field("slot");
   const tgc::Value *as = buf->arg().field("addrspace");
   if (!slot || !slot->isInt()) return fail(buf, "PARAM without an integer slot");
@@ -404,6 +420,14 @@ mlir::Value KernelLowering::address(mlir::Value base, mlir::Value idx, DType dt)
 
 mlir::Value KernelLowering::emit(const UOp *u) {
   if (failed()) return {};
+  if (assumedTrue_.count(u)) {
+    if (!true_) {
+      OpBuilder::InsertionGuard g(b_);
+      setInsertion(0);
+      true_ = arith::ConstantOp::create(b_, loc_, b_.getBoolAttr(true));
+    }
+    return true_;
+  }
   auto it = memo_.find(u);
   if (it != memo_.end() && memoValid(it->second)) return it->second.v;
   // Values are emitted depth-first; bound the depth so that a pathological
@@ -443,6 +467,7 @@ mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
     return check(u, op == Op::CAST ? num_.cast(x, s->dtype(), dt) : num_.bitcast(x, s->dtype(), dt));
   }
   if (!u->isIn(group::ALU)) return fail(u, "unsupported op in a kernel: " + u->str());
+  if (op == Op::WHERE && u->numSrc() == 3 && gateAssumed(u->src(0))) return operand(u->src(1), dt);
   size_t arity = u->isIn(group::Unary) ? 1 : u->isIn(group::Binary) ? 2 : 3;
   if (u->numSrc() != arity) return fail(u, std::string(opName(op)) + " takes " + std::to_string(arity) + " sources");
 
@@ -475,6 +500,7 @@ mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
   if (indexed && u->numSrc() != 2) return fail(u, "INDEX takes (buffer, index)");
   auto [gate, idxNode] = indexed ? splitGate(u->src(1)) : std::pair<const UOp *, const UOp *>{nullptr, nullptr};
   const UOp *buf = indexed ? u->src(0) : u;
+  if (gate && gateAssumed(gate)) gate = nullptr;
   mlir::Value valid = gate ? operand(gate, dtypes::Bool) : mlir::Value();
   mlir::Value idx = idxNode ? indexValue(idxNode) : i64(0);
   mlir::Value base = param(buf);
@@ -490,6 +516,10 @@ mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
   setInsertion(level);
   auto loadAt = [&](mlir::Value i) { return check(u, num_.fromMem(LLVM::LoadOp::create(b_, loc_, mt, address(base, i, dt)), dt)); };
   if (!valid) return loadAt(idx);
+  if (unguarded_.count(u)) { // the index is in bounds even where the gate is false
+    mlir::Value v = loadAt(idx);
+    return v ? mlir::Value(arith::SelectOp::create(b_, loc_, valid, v, zero)) : v;
+  }
   bool hasElement0 = buf->numSrc() == 1 && buf->src(0)->is(Op::CONST) && buf->src(0)->arg().isInt() && buf->src(0)->arg().getInt() > 0;
   if (hasElement0) {
     mlir::Value v = loadAt(arith::SelectOp::create(b_, loc_, valid, idx, i64(0)));
@@ -531,13 +561,81 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
   // REDUCEs with the same ranges that are ready to be emitted here (register
   // tiles of MatmulTiling.cpp) share one loop nest: one accumulator each.
   std::vector<const UOp *> group = fusableReduces(u, level);
-  std::vector<mlir::Value> accs;
+  std::vector<mlir::Value> inits;
   for (size_t g = 0; g < group.size(); ++g) {
     OpBuilder::InsertionGuard ig(b_);
     setInsertion(0);
-    accs.push_back(check(u, num_.identity(*rop, dt)));
-    if (!accs.back()) return restore(), mlir::Value();
+    inits.push_back(check(u, num_.identity(*rop, dt)));
+    if (!inits.back()) return restore(), mlir::Value();
   }
+  std::vector<mlir::Value> accs = reduceVersions(u, group, *rop, inits);
+  if (failed()) return restore(), mlir::Value();
+  restore();
+  for (size_t g = 1; g < group.size(); ++g) memo_[group[g]] = Memo{accs[g], level, scopes_[level].id};
+  return accs[0];
+}
+
+// The gate-free versions of a reduction (GateVersioning.h), each under
+// scf.if on its condition, the gated nest last: the interior of a padded
+// window loads without gates, so its tile vectorizes.
+std::vector<mlir::Value> KernelLowering::reduceVersions(const UOp *u, const std::vector<const UOp *> &group, Op rop,
+                                                        const std::vector<mlir::Value> &inits) {
+  GateVersions gv;
+  if (spec_.opts.versionGates && assumedTrue_.empty() && unguarded_.empty()) {
+    std::vector<const UOp *> values;
+    for (const UOp *g : group) values.push_back(g->src(0));
+    bool pure = std::none_of(values.begin(), values.end(), [](const UOp *v) {
+      for (const UOp *n : toposort(v))
+        if (n->is(Op::REDUCE)) return true;
+      return false;
+    });
+    if (pure) gv = gateVersions(values, std::vector<const UOp *>(u->src().begin() + 1, u->src().end()));
+  }
+  struct Version {
+    const UOp *cond;
+    std::vector<const UOp *> assumed, unguarded;
+  };
+  std::vector<Version> versions;
+  if (gv.allValid) versions.push_back({gv.allValid, gv.atoms, {}});
+  if (gv.inBounds) versions.push_back({gv.inBounds, {}, gv.loads});
+  std::vector<mlir::Value> results;
+  std::vector<scf::IfOp> ifs;
+  for (const Version &v : versions) {
+    mlir::Value cond = operand(v.cond, dtypes::Bool);
+    if (!cond) break;
+    std::vector<Type> types;
+    for (mlir::Value i : inits) types.push_back(i.getType());
+    setInsertion(scopes_.size() - 1);
+    auto ifOp = scf::IfOp::create(b_, loc_, TypeRange(types), cond, /*withElseRegion=*/true);
+    // The branches are scopes without a range: values that do not depend on
+    // the reduction's ranges are placed in front of the scf.if and shared.
+    scopes_.push_back(Scope{nullptr, ifOp, ifOp.thenBlock(), {}, nextScopeId_++, nullptr});
+    assumedTrue_.insert(v.assumed.begin(), v.assumed.end());
+    unguarded_.insert(v.unguarded.begin(), v.unguarded.end());
+    std::vector<mlir::Value> accs = reduceNest(u, group, rop, inits);
+    assumedTrue_.clear(), unguarded_.clear();
+    if (failed()) return {};
+    b_.setInsertionPointToEnd(ifOp.thenBlock());
+    scf::YieldOp::create(b_, loc_, accs);
+    scopes_.back() = Scope{nullptr, ifOp, ifOp.elseBlock(), {}, nextScopeId_++, nullptr};
+    ifs.push_back(ifOp);
+  }
+  if (failed()) return {};
+  results = reduceNest(u, group, rop, inits);
+  for (auto it = ifs.rbegin(); it != ifs.rend() && !failed(); ++it) {
+    b_.setInsertionPointToEnd(it->elseBlock());
+    scf::YieldOp::create(b_, loc_, results);
+    scopes_.pop_back();
+    results.assign(it->getResults().begin(), it->getResults().end());
+  }
+  return results;
+}
+
+// One loop nest over the REDUCE's ranges carrying one accumulator per group
+// member; returns the final accumulators.
+std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vector<const UOp *> &group, Op rop,
+                                                    std::vector<mlir::Value> accs) {
+  DType dt = u->dtype();
   std::vector<scf::ForOp> loops;
   for (size_t i = 1; i < u->numSrc(); ++i) {
     openLoop(u->src(i), accs);
@@ -559,26 +657,30 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
     // (and vectorizing its reduction loop instead would gather across rows),
     // so it stays serial.
     bool reassociate = !spec_.opts.strictFP && dt.isFloat() && group.size() == 1;
-    if (*rop == Op::MAX && reassociate)
+    if (rop == Op::MAX && reassociate)
       accs[g] = arith::MaxNumFOp::create(b_, loc_, accs[g], v);
     else
-      accs[g] = check(u, num_.alu(*rop, dt, dt, {accs[g], v}));
+      accs[g] = check(u, num_.alu(rop, dt, dt, {accs[g], v}));
     if (accs[g] && reassociate)
       if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
         accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(),
                                          arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract |
                                                                                             arith::FastMathFlags::reassoc));
   }
-  if (failed()) return restore(), mlir::Value();
+  if (failed()) return {};
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
     setInsertion(scopes_.size() - 1);
     scf::YieldOp::create(b_, loc_, accs);
     closeLoop();
     accs.assign(it->getResults().begin(), it->getResults().end());
   }
-  restore();
-  for (size_t g = 1; g < group.size(); ++g) memo_[group[g]] = Memo{accs[g], level, scopes_[level].id};
-  return accs[0];
+  return accs;
+}
+
+bool KernelLowering::gateAssumed(const UOp *gate) const {
+  if (assumedTrue_.empty()) return false;
+  if (assumedTrue_.count(gate)) return true;
+  return gate->is(Op::AND) && gate->numSrc() == 2 && gateAssumed(gate->src(0)) && gateAssumed(gate->src(1));
 }
 
 // `u` first, then the other REDUCEs over exactly u's ranges with u's op and

@@ -46,7 +46,27 @@ int64_t maxAxisId(const UOp *sink) {
 
 } // namespace
 
-const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile) {
+bool isLocalBuffer(const UOp *buf) {
+  if (!buf->is(Op::PARAM)) return false;
+  const tgc::Value *as = buf->arg().field("addrspace");
+  return as && as->kind() == tgc::Value::Kind::Enum && as->str() == "LOCAL";
+}
+
+const UOp *localBuffer(const UOp *like, int64_t elements) {
+  const tgc::Value &arg = like->arg();
+  std::vector<tgc::Value> items = arg.items();
+  const std::vector<std::string> &names = arg.fieldNames();
+  for (size_t i = 0; i < names.size() && i < items.size(); ++i) {
+    if (names[i] == "addrspace") items[i] = tgc::Value::enumMember("AddrSpace", "LOCAL");
+    if (names[i] == "slot") items[i] = tgc::Value::integer(0);
+  }
+  Context &ctx = like->context();
+  return ctx.get(Op::PARAM, like->dtype(), {ctx.get(Op::CONST, dtypes::WeakInt, {}, tgc::Value::integer(elements))},
+                 tgc::Value::object(arg.cls(), names, items));
+}
+
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
+  if (chosen) *chosen = MatmulTile{0, 0, 0};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
   const UOp *end = sink->src(0);
   if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE)) return sink;
@@ -58,40 +78,57 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
 
   const UOp *col = unitStrideRange(idx, ranges);
   if (!col) return sink;
-  const UOp *row = nullptr;
-  for (const UOp *r : ranges)
-    if (r != col) row = r; // the innermost other output axis
-  auto colN = tripCount(col), rowN = row ? tripCount(row) : std::nullopt;
-  if (!colN || (row && !rowN)) return sink;
-  // The widest column tile that divides the axis (at least a half vector),
-  // rows only when they divide too; a vector-times-matrix kernel has no row.
+  auto colN = tripCount(col);
+  if (!colN) return sink;
+  // The widest column tile that divides the axis (at least a half vector).
+  const int64_t requestedColumns = tile.columns;
   while (tile.columns >= 8 && *colN % tile.columns) tile.columns /= 2;
   if (tile.columns < 8) return sink;
-  if (!row || *rowN % tile.rows) row = nullptr, tile.rows = 1;
 
-  // Matmul-like: a float REDUCE that depends on both axes.
-  std::vector<const UOp *> nodes = toposort(sink);
-  bool matmulLike = false;
   // A tile pays when the columns make a reduction's loads contiguous (a load
   // with unit stride in the column axis); a row-wise reduction (sum over the
   // last axis) would instead read one strided row per accumulator.
   // The load must also move with the reduction (not a per-row value such as
   // a mean read inside a variance).
-  auto contiguousLoad = [&](const UOp *red) {
+  auto contiguousLoad = [&](const UOp *red) -> const UOp * {
     for (const UOp *n : toposort(red->src(0))) {
       if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
       const UOp *i = n->src(1)->is(Op::WHERE) && n->src(1)->numSrc() == 3 ? n->src(1)->src(1) : n->src(1);
       bool streams = false;
       for (size_t k = 1; k < red->numSrc(); ++k) streams |= dependsOn(i, red->src(k));
-      if (streams && unitStrideRange(i, {col}) == col) return true;
+      if (streams && unitStrideRange(i, {col}) == col) return n;
     }
-    return false;
+    return nullptr;
   };
+  const UOp *red = nullptr, *colLoad = nullptr;
   for (const UOp *u : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (!row || dependsOn(u->src(0), row)) &&
-        contiguousLoad(u))
-      matmulLike = true;
-  if (!matmulLike) return sink;
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = contiguousLoad(u))) {
+      red = u;
+      break;
+    }
+  if (!red) return sink;
+  // The row axis: one the reduction depends on whose tile divides, preferably
+  // one the contiguous load does not move with, so every row of the tile
+  // reuses the loaded columns (matmul: A's rows; conv2d: the output channels,
+  // not the image rows, whose windows overlap). Otherwise the innermost such
+  // axis; a vector-times-matrix kernel has none.
+  // Narrower columns get more rows (as many accumulators, so as many
+  // independent FMA chains), down to the requested rows when none divide.
+  const UOp *row = nullptr;
+  int64_t rows = tile.rows * requestedColumns / tile.columns;
+  for (; !row && rows >= tile.rows; rows /= 2)
+    for (bool reuse : {true, false}) {
+      for (const UOp *r : ranges) {
+        auto n = tripCount(r);
+        if (r != col && n && *n % rows == 0 && dependsOn(red->src(0), r) && (!reuse || !dependsOn(colLoad, r))) row = r;
+      }
+      if (row) {
+        tile.rows = rows;
+        break;
+      }
+    }
+  if (!row) tile.rows = 1;
+  std::vector<const UOp *> nodes = toposort(sink);
   std::set<const UOp *> loaded;
   for (const UOp *u : nodes)
     if (u->is(Op::INDEX) && u != st->src(0)) loaded.insert(u->src(0));
@@ -136,16 +173,57 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     }
   }
   const UOp *colOuter = split(col, tile.columns), *rowOuter = row ? split(row, tile.rows) : nullptr;
+  // The column panel loop is outermost when it has enough iterations to be
+  // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
+  // stays where the column axis was.
+  bool panelOuter = *colN / tile.columns >= 16;
+
+  // Packing the panel: with the panel loop outermost, the contiguous operand
+  // of a single-range reduction (matmul's B[k, j]) is copied once per panel
+  // into a kernel-local buffer P[k][jj] that the row tiles then read
+  // sequentially. Read in place, the panel's rows are one matrix row apart
+  // (4 KiB for 1024 columns): they share a few cache sets and a page each, so
+  // the panel does not stay in L1/L2 however it is blocked.
+  const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
+  auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
+  int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
+  if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
+      colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
+    const UOp *k = red->src(1);
+    bool onlyKAndColumn = true;
+    for (const UOp *n : toposort(colLoad->src(1)))
+      if (n->is(Op::RANGE) && n != k && n != col) onlyKAndColumn = false;
+    if (onlyKAndColumn) {
+      const UOp *buf = localBuffer(colLoad->src(0), *kN * tile.columns);
+      const UOp *kp = newRange(col, *kN), *jp = newRange(col, tile.columns);
+      column = newRange(col, tile.columns);
+      auto packedAt = [&](const UOp *kk, const UOp *jj) {
+        const UOp *flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {kk, constLike(kk, tile.columns)}), jj});
+        return ctx.get(Op::INDEX, colLoad->dtype(), {buf, flat});
+      };
+      const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, tile.columns)}), jp})}});
+      pack = ctx.get(Op::END, end->dtype(), {ctx.get(Op::STORE, st->dtype(), {packedAt(kp, jp), copy}), kp, jp}, end->arg());
+      st = substitute(st, {{colLoad, packedAt(k, column)}});
+    }
+  }
   std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
-    for (int64_t j = 0; j < tile.columns; ++j)
-      stores.push_back(row ? substitute(st, {{row, at(rowOuter, tile.rows, i)}, {col, at(colOuter, tile.columns, j)}})
-                           : substitute(st, {{col, at(colOuter, tile.columns, j)}}));
-  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores), colOuter};
+    for (int64_t j = 0; j < tile.columns; ++j) {
+      std::unordered_map<const UOp *, const UOp *> at_{{col, at(colOuter, tile.columns, j)}};
+      if (row) at_[row] = at(rowOuter, tile.rows, i);
+      if (column) at_[column] = constLike(column, j);
+      stores.push_back(substitute(st, at_));
+    }
+  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores)};
+  if (panelOuter && !pack) endSrc.push_back(colOuter);
   if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+    else if (!panelOuter) endSrc.push_back(colOuter);
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  if (pack) // END(GROUP(pack nest, row tiles), panel)
+    newEnd = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, st->dtype(), {pack, newEnd}), colOuter}, end->arg());
+  if (chosen) *chosen = tile;
   return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
 }
 

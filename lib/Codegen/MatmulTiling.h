@@ -7,10 +7,11 @@
 // by a small one, and the STORE is replicated for every (row, column) of the
 // tile. The replicated REDUCEs share their ranges, so the lowering fuses them
 // into one loop with a tile of accumulators (KernelToMLIR.cpp), and LLVM's SLP
-// vectorizer turns each tile row into vector loads and FMAs. The tile loop of
-// the column axis becomes the outermost loop so that one column panel of the
-// right-hand operand stays in cache while every row block reads it (cache
-// blocking), and it is the loop that runs on threads.
+// vectorizer turns each tile row into vector loads and FMAs. When there are
+// enough column tiles to split over threads, the tile loop of the column axis
+// becomes the outermost (threaded) loop, and the right-hand operand's column
+// panel is packed into a kernel-local buffer at its top, so every row block
+// reads it sequentially from cache.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -30,12 +31,23 @@ struct MatmulTile {
   int64_t reduceBlock = 0;
 };
 
+/// The largest panel tileMatmul packs into a kernel-local buffer (it lives
+/// on the stack of the thread running the kernel).
+constexpr int64_t kMaxPanelBytes = 256 * 1024;
+
+/// A PARAM in the LOCAL address space: scratch memory of one kernel
+/// invocation (per thread), not a CALL argument.
+bool isLocalBuffer(const UOp *buf);
+/// A LOCAL PARAM of `elements` elements typed like the PARAM `like`.
+const UOp *localBuffer(const UOp *like, int64_t elements);
+
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
 /// the upcast axes; the column tile is halved down to 8 until it divides the
 /// axis, and the row axis is upcast only when it divides (a vector-matrix
 /// kernel has none); no buffer may be both read and written (the loop order
 /// changes).
-const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {});
+/// `chosen`, when given, receives the tile applied (columns 0: not tiled).
+const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
 } // namespace tgc::codegen

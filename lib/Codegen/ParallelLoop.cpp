@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/ParallelLoop.h"
+#include "Codegen/MatmulTiling.h"
 
 #include <map>
 #include <set>
@@ -82,6 +83,7 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
   for (const UOp *u : nodes) {
     if (!u->is(Op::STORE)) continue;
     const UOp *target = u->numSrc() == 2 ? u->src(0) : nullptr;
+    if (target && target->is(Op::INDEX) && isLocalBuffer(target->src(0))) continue; // per invocation, so per thread
     if (!target || !target->is(Op::INDEX) || !dependsOn(target, r)) return nullptr;
     storedAt[target->src(0)].insert(target);
   }

@@ -115,8 +115,10 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   MLIRContext mctx(MLIRContext::Threading::DISABLED); // the machine's cores are shared; kernels are small
   loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
+  std::vector<MatmulTile> tiles;
   for (const ScheduleKernel &k : plan.kernels) {
-    Status s = lowerKernelToMLIR(*module, tileMatmul(k.sink, kernel), KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
+    const UOp *body = tileMatmul(k.sink, kernel, {}, &tiles.emplace_back());
+    Status s = lowerKernelToMLIR(*module, body, KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
     if (!s) return inKernel(s.error(), k);
   }
   if (hooks.addMLIR)
@@ -130,7 +132,24 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   out.module = std::move(*m);
   // Kernels stay functions of their own: the run function stays a flat call
   // list and a kernel called from many places is optimized and emitted once.
-  for (const ScheduleKernel &k : plan.kernels) {
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const ScheduleKernel &k = plan.kernels[i];
+    // The vectors of a register tile are as wide as its rows, up to 512
+    // bits (x86's prefer-vector-width; ignored elsewhere, and clamped to what
+    // the CPU has): LLVM's default for many AVX-512 CPUs is 256 bits, half
+    // the FMA rate of a 512-bit tile row; and a row narrower than the widest
+    // vector (8 floats: conv2d's 56 columns) is vectorized one row per vector
+    // only when the vectorizers are told that width (at 512 bits SLP joins
+    // rows and gathers their operands). Gathers are made unattractive too
+    // (an x86 feature; other targets would warn about it).
+    if (tiles[i].columns > 0)
+      for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
+        if (llvm::Function *f = out.module->getFunction(sym)) {
+          f->addFnAttr("prefer-vector-width", std::to_string(std::min<int64_t>(tiles[i].columns * 32, 512)));
+          if (!tm.getTargetTriple().isX86()) continue;
+          std::string fs = tm.getTargetFeatureString().str();
+          f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
+        }
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);

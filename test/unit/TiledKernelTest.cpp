@@ -1,0 +1,183 @@
+//===- TiledKernelTest.cpp - conv2d and matmul kernels under every kernel optimization -===//
+//
+// Padded convolutions (tinygrad's gated loads: INDEX(x, WHERE(valid, idx,
+// Invalid)) under WHERE(valid, x, 0)) and matmuls, with borders and sizes
+// the tiles do not divide, compiled under each optimization config (gate
+// versioning, panel packing, register tiling, threads, none) and compared
+// with a plain double-precision loop nest.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuild.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace tgc;
+using namespace tgc::testing;
+
+namespace {
+
+// The configs every kernel is checked under.
+std::vector<std::pair<const char *, CodegenOptions>> configs() {
+  std::vector<std::pair<const char *, CodegenOptions>> out;
+  CodegenOptions all;
+  out.push_back({"default", all});
+  CodegenOptions noGates = all;
+  noGates.kernel.versionGates = false;
+  out.push_back({"no gate versions", noGates});
+  CodegenOptions noPack = all;
+  noPack.kernel.packMatmulPanel = false;
+  out.push_back({"no panel packing", noPack});
+  CodegenOptions threaded = all;
+  threaded.kernel.threadMinWork = 0;
+  out.push_back({"every kernel threaded", threaded});
+  CodegenOptions strict = all;
+  strict.kernel.strictFP = true;
+  out.push_back({"strict fp", strict});
+  CodegenOptions none;
+  none.kernel = codegen::KernelOptions::none();
+  out.push_back({"none", none});
+  return out;
+}
+
+float input(int64_t i, int64_t salt) { return float((i * 7919 + salt * 104729) % 97) / 97.0f - 0.5f; }
+
+struct Conv {
+  int64_t n, ci, co, h, w, k, pad;
+  int64_t oh() const { return h + 2 * pad - k + 1; }
+  int64_t ow() const { return w + 2 * pad - k + 1; }
+};
+
+// out[b, o, y, x] = sum_{c, ky, kx} xpad[b, c, y + ky, x + kx] * w[o, c, ky, kx],
+// xpad = x padded by `pad` zeros, as tinygrad's rangeify writes it.
+const UOp *convKernel(KB &k, const Conv &s) {
+  DType f = dtypes::Float32;
+  auto I = [&](int64_t v) { return k.ci(v); };
+  auto add = [&](const UOp *a, const UOp *b) { return k.op(Op::ADD, dtypes::WeakInt, {a, b}); };
+  auto mul = [&](const UOp *a, int64_t c) { return k.op(Op::MUL, dtypes::WeakInt, {a, I(c)}); };
+  const UOp *out = k.p(0, f, s.n * s.co * s.oh() * s.ow()), *x = k.p(1, f, s.n * s.ci * s.h * s.w),
+            *wt = k.p(2, f, s.co * s.ci * s.k * s.k);
+  const UOp *b = range(k.c, s.n, 0, "LOOP"), *o = range(k.c, s.co, 1, "LOOP"), *y = range(k.c, s.oh(), 2, "LOOP"),
+            *xo = range(k.c, s.ow(), 3, "LOOP");
+  const UOp *c = range(k.c, s.ci, 4, "REDUCE"), *ky = range(k.c, s.k, 5, "REDUCE"), *kx = range(k.c, s.k, 6, "REDUCE");
+  const UOp *py = add(y, ky), *px = add(xo, kx), *t = k.c.get(Op::CONST, dtypes::Bool, {}, Value::boolean(true));
+  auto atLeast = [&](const UOp *v, int64_t lo) {
+    return k.op(Op::CMPNE, dtypes::Bool, {k.op(Op::CMPLT, dtypes::Bool, {v, I(lo)}), t});
+  };
+  auto below = [&](const UOp *v, int64_t hi) { return k.op(Op::CMPLT, dtypes::Bool, {v, I(hi)}); };
+  auto both = [&](const UOp *a, const UOp *b2) { return k.op(Op::AND, dtypes::Bool, {a, b2}); };
+  const UOp *valid = both(both(atLeast(py, s.pad), below(py, s.h + s.pad)), both(atLeast(px, s.pad), below(px, s.w + s.pad)));
+  const UOp *xi = add(add(add(mul(b, s.ci * s.h * s.w), mul(c, s.h * s.w)), add(mul(py, s.w), px)), I(-s.pad * s.w - s.pad));
+  const UOp *xl = k.idx(x, k.op(Op::WHERE, dtypes::WeakInt, {valid, xi, k.invalid()}));
+  const UOp *xv = k.op(Op::WHERE, f, {valid, xl, k.cf(0.0)});
+  const UOp *wi = add(add(mul(o, s.ci * s.k * s.k), mul(c, s.k * s.k)), add(mul(ky, s.k), kx));
+  const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {xv, k.idx(wt, wi)}), {c, ky, kx});
+  const UOp *oi = add(add(mul(b, s.co * s.oh() * s.ow()), mul(o, s.oh() * s.ow())), add(mul(y, s.ow()), xo));
+  return k.sink({k.end(k.store(out, oi, red), {b, o, y, xo})});
+}
+
+void checkConv(const Conv &s) {
+  INFO("conv n=" << s.n << " ci=" << s.ci << " co=" << s.co << " h=" << s.h << " w=" << s.w << " k=" << s.k << " pad=" << s.pad);
+  int64_t nOut = s.n * s.co * s.oh() * s.ow(), nX = s.n * s.ci * s.h * s.w, nW = s.co * s.ci * s.k * s.k;
+  std::vector<double> ref(static_cast<size_t>(nOut)), bound(static_cast<size_t>(nOut));
+  for (int64_t b = 0; b < s.n; ++b)
+    for (int64_t o = 0; o < s.co; ++o)
+      for (int64_t y = 0; y < s.oh(); ++y)
+        for (int64_t x = 0; x < s.ow(); ++x) {
+          double acc = 0, mag = 0;
+          for (int64_t c = 0; c < s.ci; ++c)
+            for (int64_t ky = 0; ky < s.k; ++ky)
+              for (int64_t kx = 0; kx < s.k; ++kx) {
+                int64_t iy = y + ky - s.pad, ix = x + kx - s.pad;
+                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+                double v = double(input(((b * s.ci + c) * s.h + iy) * s.w + ix, 1)) *
+                           double(input(((o * s.ci + c) * s.k + ky) * s.k + kx, 2));
+                acc += v, mag += std::fabs(v);
+              }
+          size_t i = size_t(((b * s.co + o) * s.oh() + y) * s.ow() + x);
+          ref[i] = acc, bound[i] = mag;
+        }
+  for (const auto &[name, opts] : configs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *kern = convKernel(k, s);
+    Run r(k.linear({k.call(kern, {buffer(k.c, 10, f, nOut), buffer(k.c, 11, f, nX), buffer(k.c, 12, f, nW)})}), opts);
+    float *got = r.at<float>(10), *xs = r.at<float>(11), *ws = r.at<float>(12);
+    for (int64_t i = 0; i < nX; ++i) xs[i] = input(i, 1);
+    for (int64_t i = 0; i < nW; ++i) ws[i] = input(i, 2);
+    for (int64_t i = 0; i < nOut; ++i) got[i] = 1e30f; // every element must be written
+    r.go();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < nOut; ++i)
+      if (!(std::fabs(double(got[i]) - ref[size_t(i)]) <= 1e-5 * bound[size_t(i)] + 1e-6)) {
+        if (bad++ < 4) CHECK_MESSAGE(false, "element " << i << ": " << got[i] << " vs " << ref[size_t(i)]);
+      }
+    CHECK(bad == 0);
+  }
+}
+
+// c[i, j] = sum_r a[i, r] b[r, j].
+void checkMatmul(int64_t m, int64_t kk, int64_t n) {
+  INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n);
+  std::vector<double> ref(size_t(m * n)), bound(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0, mag = 0;
+      for (int64_t r = 0; r < kk; ++r) {
+        double v = double(input(i * kk + r, 3)) * double(input(r * n + j, 4));
+        acc += v, mag += std::fabs(v);
+      }
+      ref[size_t(i * n + j)] = acc, bound[size_t(i * n + j)] = mag;
+    }
+  for (const auto &[name, opts] : configs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *c = k.p(0, f, m * n), *a = k.p(1, f, m * kk), *b = k.p(2, f, kk * n);
+    const UOp *i = range(k.c, m, 0, "LOOP"), *j = range(k.c, n, 1, "LOOP"), *r = range(k.c, kk, 2, "REDUCE");
+    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
+      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
+    };
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(i, kk, r)), k.idx(b, lin(r, n, j))}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, lin(i, n, j), red), {i, j})});
+    Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
+    float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
+    for (int64_t x = 0; x < m * kk; ++x) as[x] = input(x, 3);
+    for (int64_t x = 0; x < kk * n; ++x) bs[x] = input(x, 4);
+    for (int64_t x = 0; x < m * n; ++x) got[x] = 1e30f;
+    run.go();
+    int64_t bad = 0;
+    for (int64_t x = 0; x < m * n; ++x)
+      if (!(std::fabs(double(got[x]) - ref[size_t(x)]) <= 1e-5 * bound[size_t(x)] + 1e-6)) {
+        if (bad++ < 4) CHECK_MESSAGE(false, "element " << x << ": " << got[x] << " vs " << ref[size_t(x)]);
+      }
+    CHECK(bad == 0);
+  }
+}
+
+} // namespace
+
+TEST_CASE("tiled kernels: padded 3x3 conv2d, 8-column tiles over 16 output channels, borders on every side") {
+  checkConv({2, 3, 16, 6, 8, 3, 1});
+}
+
+TEST_CASE("tiled kernels: conv2d whose width has three 8-column tiles and 8 channels (the row tile shrinks)") {
+  checkConv({1, 2, 8, 5, 24, 3, 1});
+}
+
+TEST_CASE("tiled kernels: 5x5 conv2d, padding 2, on a width no tile divides (versions without tiling)") {
+  checkConv({1, 4, 4, 7, 10, 5, 2});
+}
+
+TEST_CASE("tiled kernels: 3x3 conv2d with padding 2 (output larger than input), 16-column tiles") {
+  checkConv({1, 2, 8, 4, 14, 3, 2});
+}
+
+TEST_CASE("tiled kernels: matmul with a packed 8-column panel and an odd reduction (64x37 by 37x136)") {
+  checkMatmul(64, 37, 136);
+}
+
+TEST_CASE("tiled kernels: matmul with packed 32-column panels (64x300 by 300x512)") { checkMatmul(64, 300, 512); }
+
+TEST_CASE("tiled kernels: matmul the tiles do not divide (30x19 by 19x50)") { checkMatmul(30, 19, 50); }
