@@ -80,7 +80,7 @@ class Rewriter {
 public:
   Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
            Context &ctx)
-      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls) {
+      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged) {
     // A terminating rewrite applies a bounded number of rules per node; the
     // context holds at least the graph, so a multiple of its size is generous.
     budget_ = opts.maxSteps ? opts.maxSteps : 1000000 + 32 * ctx.size();
@@ -191,6 +191,11 @@ private:
       Item it = stack_.back();
       stack_.pop_back();
       if (replace_.contains(it.n)) continue;
+      if (it.stage == 0 && unchanged_ && unchanged_(it.n)) {
+        replace_[it.n] = it.n;
+        release(it.n);
+        continue;
+      }
       if (it.stage == 0) stage0(it.n);
       else if (it.stage == 1) stage1(it);
       else stage2(it);
@@ -296,6 +301,10 @@ private:
       auto [n, processed] = stack.back();
       stack.pop_back();
       if (replace_.contains(n)) continue;
+      if (!processed && unchanged_ && unchanged_(n)) {
+        replace_[n] = n;
+        continue;
+      }
       if (!processed) {
         if (bpm_) {
           bool gated = false;
@@ -336,6 +345,7 @@ private:
   const PatternMatcher *pm_, *bpm_;
   RewriteEnv &env_;
   bool enterCalls_;
+  const std::function<bool(const UOp *)> &unchanged_;
   size_t budget_ = 0, stackLimit_ = 0, steps_ = 0;
   std::optional<Diagnostic> error_;
   struct Wait {

@@ -22,6 +22,7 @@
 #include "IR/Graph.h"
 #include "IR/PatternMatcher.h"
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct RewriteOptions {
   /// grows with the size of the UOp context (generous for any terminating
   /// rewrite of the graphs it holds).
   size_t maxSteps = 0;
+  /// Optional promise that the rewrite leaves a node (and so everything below
+  /// it) as it is: such a node is taken verbatim, without matching it or
+  /// visiting its srcs. A pure shortcut: the result must be the same without it.
+  std::function<bool(const UOp *)> unchanged;
 };
 
 /// Rewrites every root, sharing one memo table (as one SINK of them would).

@@ -1,6 +1,7 @@
 //===- UOp.cpp - interning, toposort, substitution ------------------------===//
 #include "IR/UOp.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace tgc {
@@ -41,7 +42,13 @@ std::string Location::str() const {
 
 UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h)
     : ctx_(ctx), id_(id), op_(op), dtype_(dt), src_(std::move(src)), arg_(std::move(arg)), tag_(std::move(tag)),
-      hash_(h) {}
+      hash_(h) {
+  if (op_ == Op::RANGE) rangeLo_ = rangeHi_ = id_;
+  for (const UOp *s : src_) {
+    rangeLo_ = std::min(rangeLo_, s->rangeLo_);
+    rangeHi_ = std::max(rangeHi_, s->rangeHi_);
+  }
+}
 
 const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, std::move(src), arg_, tag_); }
 const UOp *UOp::withArg(Value arg) const { return ctx_->get(op_, dtype_, src_, std::move(arg), tag_); }

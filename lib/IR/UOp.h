@@ -72,6 +72,13 @@ public:
   /// Creation index in its context: a stable, deterministic name.
   uint32_t id() const { return id_; }
   Context &context() const { return *ctx_; }
+  /// The smallest and largest id() of a RANGE node among this node and
+  /// everything below it through src (lo > hi when there is none). Set at
+  /// construction, so a rewrite that only touches RANGEs can tell in O(1)
+  /// that a subgraph has nothing to rewrite.
+  uint32_t rangeIdLo() const { return rangeLo_; }
+  uint32_t rangeIdHi() const { return rangeHi_; }
+  bool hasRangeBelow() const { return rangeLo_ <= rangeHi_; }
 
   bool is(Op o) const { return op_ == o; }
   bool isIn(OpSet s) const { return s.contains(op_); }
@@ -106,6 +113,7 @@ private:
 
   Context *ctx_;
   uint32_t id_;
+  uint32_t rangeLo_ = UINT32_MAX, rangeHi_ = 0;
   Op op_;
   DType dtype_;
   std::vector<const UOp *> src_;
