@@ -11,70 +11,13 @@
 //===----------------------------------------------------------------------===//
 #include "IR/GraphRewrite.h"
 
+#include "IR/PtrMap.h"
+
 #include <algorithm>
 
 namespace tgc {
 
 namespace {
-
-// An open-addressing hash map keyed by node pointer: graph_rewrite does a few
-// lookups per node, and node-based std::unordered_map allocations dominated.
-template <typename V> class PtrMap {
-public:
-  PtrMap() : slots_(64) {}
-  V *find(const UOp *k) {
-    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
-      Slot &s = slots_[i];
-      if (s.key == k) return &s.value;
-      if (!s.key) return nullptr;
-    }
-  }
-  bool contains(const UOp *k) { return find(k) != nullptr; }
-  /// The value for k, default-constructed if k is new; `inserted` says which.
-  V &get(const UOp *k, bool &inserted) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
-      Slot &s = slots_[i];
-      if (s.key == k) {
-        inserted = false;
-        return s.value;
-      }
-      if (!s.key) {
-        s.key = k;
-        ++count_;
-        inserted = true;
-        return s.value;
-      }
-    }
-  }
-  V &operator[](const UOp *k) {
-    bool inserted;
-    return get(k, inserted);
-  }
-
-private:
-  struct Slot {
-    const UOp *key = nullptr;
-    V value{};
-  };
-  static size_t hash(const UOp *p) {
-    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(p));
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return size_t(x);
-  }
-  size_t mask() const { return slots_.size() - 1; }
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    count_ = 0;
-    for (Slot &s : old)
-      if (s.key) (*this)[s.key] = std::move(s.value);
-  }
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
-};
 
 class Rewriter {
 public:
@@ -369,6 +312,14 @@ Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots,
   const PatternMatcher *pre = opts.bottomUp ? &pm : opts.bpm;
   Rewriter rw(post, pre, env, opts, roots[0]->context());
   return rw.run(roots, opts.walk);
+}
+
+Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm) {
+  Context &ctx = root->context();
+  if (const UOp *done = ctx.memo(&pm, root)) return done;
+  Result<const UOp *> r = graphRewrite(root, pm);
+  if (r) ctx.setMemo(&pm, root, *r);
+  return r;
 }
 
 Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts) {

@@ -70,6 +70,11 @@ Result<const UOp *> graphRewrite(const UOp *root, const PatternMatcher &pm, C &c
   return graphRewrite(root, pm, env, opts);
 }
 
+/// graphRewrite(root, pm) with default options, memoized in root's Context:
+/// for a matcher whose rules read nothing but the nodes (no context object,
+/// no state), so that a node is rewritten once however often it is asked for.
+Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm);
+
 /// Rewrites all roots of a graph in place.
 Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts = {});
 

@@ -1,6 +1,8 @@
 //===- UOp.cpp - interning, toposort, substitution ------------------------===//
 #include "IR/UOp.h"
 
+#include "IR/PtrMap.h"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -106,37 +108,64 @@ const Location *Context::location(const UOp *u) const {
   return it == locations_.end() ? nullptr : &it->second;
 }
 
+const UOp *Context::memo(const void *fn, const UOp *u) const {
+  for (const auto &[f, table] : memos_)
+    if (f == fn) {
+      const UOp *const *r = table->find(u);
+      return r ? *r : nullptr;
+    }
+  return nullptr;
+}
+
+void Context::setMemo(const void *fn, const UOp *u, const UOp *result) {
+  for (auto &[f, table] : memos_)
+    if (f == fn) {
+      (*table)[u] = result;
+      return;
+    }
+  memos_.emplace_back(fn, std::make_unique<PtrMap<const UOp *>>());
+  (*memos_.back().second)[u] = result;
+}
+
 std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
   std::vector<const UOp *> order;
-  std::unordered_set<const UOp *> visited;
-  // Explicit stack of (node, next child index): no recursion, so 10^6-deep chains are fine.
+  PtrSet visited;
+  // Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
+  // its node's srcs in place; only argRefs needs a list of its own.
   struct Frame {
     const UOp *u;
-    std::vector<const UOp *> kids;
-    size_t next = 0;
+    uint32_t next, end;  // next src index, one past the last to visit
+    uint32_t refs;       // start of this frame's arg/tag references in `refs`, or UINT32_MAX
   };
   std::vector<Frame> stack;
+  std::vector<const UOp *> refs;
   auto push = [&](const UOp *u) {
-    if (!visited.insert(u).second) return;
-    Frame f{u, {}, 0};
+    if (!visited.insert(u)) return;
+    Frame f{u, 0, 0, UINT32_MAX};
     if (!opts.gate || opts.gate(u)) {
       bool skipBody = !opts.enterCalls && (u->is(Op::CALL) || u->is(Op::FUNCTION));
-      for (size_t i = skipBody ? 1 : 0; i < u->numSrc(); ++i) f.kids.push_back(u->src(i));
-      if (opts.argRefs) {
-        u->arg().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
-        u->tag().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
+      f.next = skipBody && u->numSrc() ? 1 : 0;
+      f.end = uint32_t(u->numSrc());
+      if (opts.argRefs && (u->arg().containsUOp() || u->tag().containsUOp())) {
+        f.refs = uint32_t(refs.size());
+        u->arg().forEachUOp([&](const UOp *r) { refs.push_back(r); });
+        u->tag().forEachUOp([&](const UOp *r) { refs.push_back(r); });
+        f.end += uint32_t(refs.size() - f.refs);
       }
     }
-    stack.push_back(std::move(f));
+    stack.push_back(f);
   };
   for (const UOp *r : roots) {
     push(r);
     while (!stack.empty()) {
       Frame &top = stack.back();
-      if (top.next < top.kids.size()) {
-        push(top.kids[top.next++]);
+      if (top.next < top.end) {
+        uint32_t i = top.next++;
+        const UOp *u = top.u;
+        push(i < u->numSrc() ? u->src(i) : refs[top.refs + (i - u->numSrc())]);
       } else {
         order.push_back(top.u);
+        if (top.refs != UINT32_MAX) refs.resize(top.refs);
         stack.pop_back();
       }
     }

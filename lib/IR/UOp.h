@@ -11,6 +11,7 @@
 
 #include "IR/DType.h"
 #include "IR/Ops.h"
+#include "IR/PtrMap.h"
 #include "IR/Value.h"
 
 #include <deque>
@@ -147,10 +148,18 @@ public:
   void setLocation(const UOp *u, Location loc);
   const Location *location(const UOp *u) const;
 
+  /// Memo of pure functions of nodes (a rewrite whose rules read nothing but
+  /// the nodes, like UOp.simplify()): the cached result of the function named
+  /// by the stable address `fn` on u, or nullptr. Nodes are immutable, so an
+  /// entry stays valid for the context's lifetime.
+  const UOp *memo(const void *fn, const UOp *u) const;
+  void setMemo(const void *fn, const UOp *u, const UOp *result);
+
 private:
   std::deque<UOp> nodes_;
   std::unordered_multimap<size_t, const UOp *> table_;
   std::unordered_map<const UOp *, Location> locations_;
+  std::vector<std::pair<const void *, std::unique_ptr<PtrMap<const UOp *>>>> memos_;
 };
 
 /// Post-order toposort (sources before users, sources left to right) of all

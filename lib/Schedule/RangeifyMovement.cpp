@@ -22,13 +22,17 @@ const UOp *symSimplify(const UOp *u) {
     for (const UOp *s : u->src()) allConst &= s->is(Op::CONST) || (s->is(Op::STACK) && s->numSrc() == 0);
     if (allConst) return u;
   }
-  return rewrite(u, symbolic());
+  Result<const UOp *> r = simplify(u);
+  if (!r) throw ScheduleError(r.error());
+  return *r;
 }
 
 const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
   static const PatternMatcher withValid = symbolic() + pmSimplifyValid();
   static const PatternMatcher withDrop = symbolic() + pmSimplifyValid() + pmDropAndClauses();
-  return rewrite(u, dropAndClauses ? withDrop : withValid);
+  Result<const UOp *> r = graphRewritePure(u, dropAndClauses ? withDrop : withValid);
+  if (!r) throw ScheduleError(r.error());
+  return *r;
 }
 
 // tinygrad's _apply_reshape: linearize the output index row-major, then peel
