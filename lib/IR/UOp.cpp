@@ -4,6 +4,7 @@
 #include "IR/PtrMap.h"
 
 #include <algorithm>
+#include <new>
 #include <unordered_set>
 
 namespace tgc {
@@ -42,20 +43,20 @@ std::string Location::str() const {
   return s;
 }
 
-UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h)
-    : ctx_(ctx), id_(id), op_(op), dtype_(dt), src_(std::move(src)), arg_(std::move(arg)), tag_(std::move(tag)),
-      hash_(h) {
+UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h)
+    : ctx_(ctx), id_(id), numSrc_(uint32_t(src.size())), op_(op), dtype_(dt), src_(src.data()), arg_(std::move(arg)),
+      tag_(std::move(tag)), hash_(h) {
   if (op_ == Op::RANGE) rangeLo_ = rangeHi_ = id_;
-  for (const UOp *s : src_) {
+  for (const UOp *s : src) {
     rangeLo_ = std::min(rangeLo_, s->rangeLo_);
     rangeHi_ = std::max(rangeHi_, s->rangeHi_);
   }
 }
 
-const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, std::move(src), arg_, tag_); }
-const UOp *UOp::withArg(Value arg) const { return ctx_->get(op_, dtype_, src_, std::move(arg), tag_); }
-const UOp *UOp::withTag(Value tag) const { return ctx_->get(op_, dtype_, src_, arg_, std::move(tag)); }
-const UOp *UOp::withDType(DType dt) const { return ctx_->get(op_, dt, src_, arg_, tag_); }
+const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, src, arg_, tag_); }
+const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), tag_); }
+const UOp *UOp::withTag(Value tag) const { return ctx_->intern(op_, dtype_, src(), arg_, std::move(tag)); }
+const UOp *UOp::withDType(DType dt) const { return ctx_->intern(op_, dt, src(), arg_, tag_); }
 
 const Value &UOp::constValue() const {
   static const Value none;
@@ -68,23 +69,67 @@ std::string UOp::str() const {
   return s;
 }
 
-Context::Context() = default;
-Context::~Context() = default;
+Context::Context() : table_(1024, nullptr) {}
 
-const UOp *Context::get(Op op, DType dtype, std::vector<const UOp *> src, Value arg, Value tag) {
+Context::~Context() {
+  for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();
+  for (UOp *c : chunks_) ::operator delete(static_cast<void *>(c));
+}
+
+const UOp *const *Context::storeSrc(std::span<const UOp *const> src) {
+  if (src.empty()) return nullptr;
+  static constexpr size_t kBlock = 8192;
+  if (src.size() > kBlock / 8) { // a long list gets a block of its own; the current one keeps its room
+    srcPool_.emplace_back(new const UOp *[src.size()]);
+    std::copy(src.begin(), src.end(), srcPool_.back().get());
+    return srcPool_.back().get();
+  }
+  if (src.size() > srcPoolLeft_) {
+    srcPool_.emplace_back(new const UOp *[kBlock]);
+    srcPoolNext_ = srcPool_.back().get();
+    srcPoolLeft_ = kBlock;
+  }
+  const UOp **out = srcPoolNext_;
+  std::copy(src.begin(), src.end(), out);
+  srcPoolNext_ += src.size();
+  srcPoolLeft_ -= src.size();
+  return out;
+}
+
+void Context::growTable() {
+  std::vector<const UOp *> old(table_.size() * 2, nullptr);
+  old.swap(table_);
+  size_t mask = table_.size() - 1;
+  for (const UOp *u : old) {
+    if (!u) continue;
+    size_t i = u->hash() & mask;
+    while (table_[i]) i = (i + 1) & mask;
+    table_[i] = u;
+  }
+}
+
+const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag) {
   size_t h = hashMix(size_t(op) + 1, dtype ? std::hash<std::string_view>()(dtype.name()) : 0);
   for (const UOp *s : src) h = hashMix(h, s->hash());
   h = hashMix(h, src.size());
   h = hashMix(h, arg.hash());
   h = hashMix(h, tag.hash());
-  auto [lo, hi] = table_.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const UOp *u = it->second;
-    if (u->op_ == op && u->dtype_ == dtype && u->src_ == src && u->arg_ == arg && u->tag_ == tag) return u;
+  size_t mask = table_.size() - 1;
+  size_t i = h & mask;
+  for (; const UOp *u = table_[i]; i = (i + 1) & mask) {
+    if (u->hash_ == h && u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() &&
+        std::equal(src.begin(), src.end(), u->src_) && u->arg_ == arg && u->tag_ == tag)
+      return u;
   }
-  nodes_.push_back(UOp(this, uint32_t(nodes_.size()), op, dtype, std::move(src), std::move(arg), std::move(tag), h));
-  const UOp *u = &nodes_.back();
-  table_.emplace(h, u);
+  if (size_ % kNodesPerChunk == 0)
+    chunks_.push_back(static_cast<UOp *>(::operator new(sizeof(UOp) * kNodesPerChunk)));
+  UOp *slot = &chunks_.back()[size_ % kNodesPerChunk];
+  const UOp *const *stored = storeSrc(src);
+  const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
+                                std::move(arg), std::move(tag), h);
+  ++size_;
+  table_[i] = u;
+  if (2 * size_ > table_.size()) growTable();
   return u;
 }
 

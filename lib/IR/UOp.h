@@ -14,7 +14,6 @@
 #include "IR/PtrMap.h"
 #include "IR/Value.h"
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -63,9 +62,9 @@ class UOp {
 public:
   Op op() const { return op_; }
   DType dtype() const { return dtype_; }
-  std::span<const UOp *const> src() const { return src_; }
+  std::span<const UOp *const> src() const { return {src_, numSrc_}; }
   const UOp *src(size_t i) const { return src_[i]; }
-  size_t numSrc() const { return src_.size(); }
+  size_t numSrc() const { return numSrc_; }
   const Value &arg() const { return arg_; }
   const Value &tag() const { return tag_; }
   /// Structural content hash (deterministic across runs).
@@ -109,15 +108,19 @@ public:
 
 private:
   friend class Context;
-  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h);
+  // Built in place by Context, over srcs it keeps in its own storage.
+  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h);
+  UOp(const UOp &) = delete;
+  UOp &operator=(const UOp &) = delete;
   struct PropertyCache; // shape, device, addrspace: Properties.cpp
 
   Context *ctx_;
   uint32_t id_;
   uint32_t rangeLo_ = UINT32_MAX, rangeHi_ = 0;
+  uint32_t numSrc_;
   Op op_;
   DType dtype_;
-  std::vector<const UOp *> src_;
+  const UOp *const *src_; // in the Context's src storage
   Value arg_, tag_;
   size_t hash_;
   mutable std::shared_ptr<PropertyCache> props_;         // Properties.cpp
@@ -133,7 +136,11 @@ public:
   Context &operator=(const Context &) = delete;
 
   /// The unique node (op, dtype, src, arg, tag).
-  const UOp *get(Op op, DType dtype, std::vector<const UOp *> src = {}, Value arg = {}, Value tag = {});
+  const UOp *get(Op op, DType dtype, const std::vector<const UOp *> &src = {}, Value arg = {}, Value tag = {}) {
+    return intern(op, dtype, std::span<const UOp *const>(src), std::move(arg), std::move(tag));
+  }
+  /// get() over srcs held anywhere (no vector needed).
+  const UOp *intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag);
 
   // Convenience builders.
   const UOp *constInt(int64_t v, DType dt = dtypes::WeakInt);
@@ -142,7 +149,7 @@ public:
   /// A CONST of `dt` holding v converted as tinygrad's dtype.const does.
   const UOp *constOf(DType dt, const Value &v);
 
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return size_; }
 
   /// Side table for diagnostics; not part of a node's identity.
   void setLocation(const UOp *u, Location loc);
@@ -156,8 +163,19 @@ public:
   void setMemo(const void *fn, const UOp *u, const UOp *result);
 
 private:
-  std::deque<UOp> nodes_;
-  std::unordered_multimap<size_t, const UOp *> table_;
+  const UOp *const *storeSrc(std::span<const UOp *const> src);
+  void growTable();
+
+  // Nodes live in fixed-size chunks (stable addresses, one allocation per
+  // chunk); their src lists in a bump-allocated pool of pointers.
+  static constexpr size_t kNodesPerChunk = 1024;
+  std::vector<UOp *> chunks_;
+  size_t size_ = 0;
+  std::vector<std::unique_ptr<const UOp *[]>> srcPool_;
+  size_t srcPoolLeft_ = 0;
+  const UOp **srcPoolNext_ = nullptr;
+  // The interning table: open addressing over the nodes, probed by hash.
+  std::vector<const UOp *> table_;
   std::unordered_map<const UOp *, Location> locations_;
   std::vector<std::pair<const void *, std::unique_ptr<PtrMap<const UOp *>>>> memos_;
 };
