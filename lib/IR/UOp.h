@@ -162,7 +162,26 @@ public:
   const UOp *memo(const void *fn, const UOp *u) const;
   void setMemo(const void *fn, const UOp *u, const UOp *result);
 
+  /// The context's one instance of T, a cache of derived facts about its
+  /// nodes (tinygrad caches such properties on the UOp itself), made on first
+  /// use and kept as long as the nodes are. T must be default-constructible.
+  template <typename T> T &analysis() {
+    static const char key = 0; // one address per T
+    for (auto &[k, a] : analyses_)
+      if (k == &key) return static_cast<Holder<T> &>(*a).value;
+    analyses_.emplace_back(&key, std::make_unique<Holder<T>>());
+    return static_cast<Holder<T> &>(*analyses_.back().second).value;
+  }
+
 private:
+  struct HolderBase {
+    virtual ~HolderBase() = default;
+  };
+  template <typename T> struct Holder : HolderBase {
+    T value;
+  };
+  std::vector<std::pair<const void *, std::unique_ptr<HolderBase>>> analyses_;
+
   const UOp *const *storeSrc(std::span<const UOp *const> src);
   void growTable();
 

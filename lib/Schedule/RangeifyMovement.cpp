@@ -76,7 +76,6 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
 
 std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
                                        const std::vector<const UOp *> &rngs) {
-  RangeScope scope;
   std::vector<const UOp *> out;
   switch (op) {
   case Op::SHRINK:
@@ -120,7 +119,6 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 }
 
 std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
-  RangeScope scope;
   IShape inShape = shapeOf(mop->src(0));
   std::vector<int64_t> marg;
   switch (mop->op()) {
