@@ -76,7 +76,7 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
-    if (auto *cached = bpmCache_.find(x)) return *cached;
+    if (const NodeState *st = state_.find(x); st && st->bpmDone) return st->bpm;
     const UOp *r = bpm_->rewrite(x, env_);
     if (env_.gated) {
       env_.gated = false;
@@ -85,7 +85,9 @@ private:
     }
     if (!checkEnv(x, true)) return nullptr;
     if (r && !countStep(x)) return nullptr;
-    bpmCache_[x] = r;
+    NodeState &st = state_[x];
+    st.bpm = r;
+    st.bpmDone = true;
     return r;
   }
 
@@ -108,23 +110,27 @@ private:
   // Parks `it` until `dep` has its result. The waitlist is a linked list per
   // node threaded through waits_, so parking allocates nothing per node.
   void wait(const UOp *dep, const Item &it) {
-    bool inserted;
-    int32_t &head = waitHead_.get(dep, inserted);
-    if (inserted) head = -1;
+    int32_t &head = state_[dep].waitHead;
     waits_.push_back({it, head});
     head = int32_t(waits_.size() - 1);
   }
-  void release(const UOp *n) {
-    int32_t *head = waitHead_.find(n);
-    if (!head) return;
-    for (int32_t i = *head; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
-    *head = -1;
+  // n's result is `result`: record it and wake what waits on n.
+  void finish(const UOp *n, const UOp *result) {
+    NodeState &st = state_[n];
+    st.result = result;
+    for (int32_t i = st.waitHead; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
+    st.waitHead = -1;
   }
+  const UOp *resultOf(const UOp *n) const {
+    const NodeState *st = state_.find(n);
+    return st ? st->result : nullptr;
+  }
+  bool done(const UOp *n) const { return resultOf(n) != nullptr; }
 
   const UOp *unifiedRewrite(const UOp *root) {
-    if (const UOp **done = replace_.find(root)) return *done;
+    if (const UOp *r = resultOf(root)) return r;
     stack_.push_back({root, root, 0});
-    onStack_[root] = true;
+    state_[root].onStack = true;
     while (!stack_.empty() && !failed()) {
       if (stack_.size() > stackLimit_) {
         fail(Diagnostic::at(root, "infinite loop in graph_rewrite (work stack above " + std::to_string(stackLimit_) +
@@ -133,10 +139,9 @@ private:
       }
       Item it = stack_.back();
       stack_.pop_back();
-      if (replace_.contains(it.n)) continue;
+      if (done(it.n)) continue;
       if (it.stage == 0 && unchanged_ && unchanged_(it.n)) {
-        replace_[it.n] = it.n;
-        release(it.n);
+        finish(it.n, it.n);
         continue;
       }
       if (it.stage == 0) stage0(it.n);
@@ -144,17 +149,17 @@ private:
       else stage2(it);
     }
     if (failed()) return nullptr;
-    const UOp **done = replace_.find(root);
-    if (!done) {
+    const UOp *result = resultOf(root);
+    if (!result) {
       // Everything left is waiting on something that waits on it: name the oldest such node.
       const UOp *stuck = root;
       for (const Wait &w : waits_)
-        if (!replace_.contains(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
+        if (!done(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
       fail(Diagnostic::at(stuck, "graph_rewrite cannot finish: a rule's result depends on the node it replaces "
                                  "(rewrite cycle at " + stuck->str() + ")"));
       return nullptr;
     }
-    return *done;
+    return result;
   }
 
   void stage0(const UOp *n) {
@@ -175,8 +180,7 @@ private:
         if (failed()) return;
         if (gated) {
           // BottomUpGate: keep what we have and do not look below it
-          replace_[n] = test;
-          release(n);
+          finish(n, test);
           return;
         }
         newN = test;
@@ -184,13 +188,13 @@ private:
       }
     }
     stack_.push_back({n, newN, 1});
-    if (opaqueCall(newN)) replace_[newN->src(0)] = newN->src(0);
+    if (opaqueCall(newN)) state_[newN->src(0)].result = newN->src(0);
     auto src = newN->src();
     for (size_t i = src.size(); i-- > 0;) {
       const UOp *x = src[i];
-      bool inserted;
-      onStack_.get(x, inserted) = true;
-      if (!inserted) continue;
+      NodeState &st = state_[x];
+      if (st.onStack) continue;
+      st.onStack = true;
       stack_.push_back({x, x, 0});
     }
   }
@@ -201,21 +205,20 @@ private:
     tmp.reserve(newN->numSrc());
     bool changed = false;
     for (const UOp *x : newN->src()) {
-      const UOp **r = replace_.find(x);
+      const UOp *r = resultOf(x);
       if (!r) {
         wait(x, it); // not ready: come back when x is done
         return;
       }
-      tmp.push_back(*r);
-      changed |= *r != x;
+      tmp.push_back(r);
+      changed |= r != x;
     }
     const UOp *next;
     if (!changed) {
       const UOp *r = pm_ ? pmRewrite(newN) : nullptr;
       if (failed()) return;
       if (!r) {
-        replace_[it.n] = newN;
-        release(it.n);
+        finish(it.n, newN);
         return;
       }
       next = r;
@@ -228,14 +231,12 @@ private:
   }
 
   void stage2(const Item &it) {
-    const UOp **r = replace_.find(it.newN);
+    const UOp *r = resultOf(it.newN);
     if (!r) {
       wait(it.newN, it);
       return;
     }
-    const UOp *result = *r;
-    replace_[it.n] = result;
-    release(it.n);
+    finish(it.n, r);
   }
 
   const UOp *walkRewrite(const UOp *root) {
@@ -243,9 +244,9 @@ private:
     while (!stack.empty() && !failed()) {
       auto [n, processed] = stack.back();
       stack.pop_back();
-      if (replace_.contains(n)) continue;
+      if (done(n)) continue;
       if (!processed && unchanged_ && unchanged_(n)) {
-        replace_[n] = n;
+        state_[n].result = n;
         continue;
       }
       if (!processed) {
@@ -254,21 +255,21 @@ private:
           const UOp *r = bpmRewrite(n, gated);
           if (failed()) break;
           if (gated || r) {
-            replace_[n] = r ? r : n;
+            state_[n].result = r ? r : n;
             continue;
           }
         }
         stack.push_back({n, true});
-        if (opaqueCall(n)) replace_[n->src(0)] = n->src(0);
+        if (opaqueCall(n)) state_[n->src(0)].result = n->src(0);
         auto src = n->src();
         for (size_t i = src.size(); i-- > 0;)
-          if (!replace_.contains(src[i])) stack.push_back({src[i], false});
+          if (!done(src[i])) stack.push_back({src[i], false});
       } else {
         std::vector<const UOp *> src;
         bool changed = false;
         for (const UOp *x : n->src()) {
-          const UOp **r = replace_.find(x);
-          src.push_back(r ? *r : x);
+          const UOp *r = resultOf(x);
+          src.push_back(r ? r : x);
           changed |= src.back() != x;
         }
         const UOp *newN = changed ? rebuild(n, std::move(src)) : n;
@@ -277,12 +278,12 @@ private:
           if (failed()) break;
           if (r) newN = r;
         }
-        replace_[n] = newN;
+        state_[n].result = newN;
       }
     }
     if (failed()) return nullptr;
-    const UOp **done = replace_.find(root);
-    return done ? *done : root;
+    const UOp *result = resultOf(root);
+    return result ? result : root;
   }
 
   const PatternMatcher *pm_, *bpm_;
@@ -295,10 +296,15 @@ private:
     Item item;
     int32_t next; // the next parked item on the same node, or -1
   };
-  PtrMap<const UOp *> replace_;
-  PtrMap<const UOp *> bpmCache_;
-  PtrMap<bool> onStack_;
-  PtrMap<int32_t> waitHead_;
+  // Everything the rewrite knows about a node, in one table (one probe per question).
+  struct NodeState {
+    const UOp *result = nullptr; ///< what the node was rewritten to (tinygrad's replace dict)
+    const UOp *bpm = nullptr;    ///< the pre-order rules' rewrite, if bpmDone (nullptr: none applied)
+    int32_t waitHead = -1;       ///< first parked item waiting on this node, in waits_
+    bool onStack = false;        ///< scheduled for stage 0 already
+    bool bpmDone = false;
+  };
+  PtrMap<NodeState> state_;
   std::vector<Wait> waits_;
   std::vector<Item> stack_;
 };
