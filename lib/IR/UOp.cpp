@@ -69,7 +69,7 @@ std::string UOp::str() const {
   return s;
 }
 
-Context::Context() : table_(1024, nullptr) {}
+Context::Context() : table_(1024, TableSlot{0, nullptr}) {}
 
 Context::~Context() {
   for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();
@@ -96,15 +96,24 @@ const UOp *const *Context::storeSrc(std::span<const UOp *const> src) {
   return out;
 }
 
+// The slot a hash starts probing at: the combined hash's low bits are weak.
+static size_t slotOf(size_t h, size_t mask) {
+  uint64_t x = h;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return size_t(x) & mask;
+}
+
 void Context::growTable() {
-  std::vector<const UOp *> old(table_.size() * 2, nullptr);
+  std::vector<TableSlot> old(table_.size() * 2, TableSlot{0, nullptr});
   old.swap(table_);
   size_t mask = table_.size() - 1;
-  for (const UOp *u : old) {
-    if (!u) continue;
-    size_t i = u->hash() & mask;
-    while (table_[i]) i = (i + 1) & mask;
-    table_[i] = u;
+  for (const TableSlot &s : old) {
+    if (!s.node) continue;
+    size_t i = slotOf(s.hash, mask);
+    while (table_[i].node) i = (i + 1) & mask;
+    table_[i] = s;
   }
 }
 
@@ -115,10 +124,12 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
   h = hashMix(h, arg.hash());
   h = hashMix(h, tag.hash());
   size_t mask = table_.size() - 1;
-  size_t i = h & mask;
-  for (; const UOp *u = table_[i]; i = (i + 1) & mask) {
-    if (u->hash_ == h && u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() &&
-        std::equal(src.begin(), src.end(), u->src_) && u->arg_ == arg && u->tag_ == tag)
+  size_t i = slotOf(h, mask);
+  for (; table_[i].node; i = (i + 1) & mask) {
+    if (table_[i].hash != h) continue;
+    const UOp *u = table_[i].node;
+    if (u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() && std::equal(src.begin(), src.end(), u->src_) &&
+        u->arg_ == arg && u->tag_ == tag)
       return u;
   }
   if (size_ % kNodesPerChunk == 0)
@@ -128,7 +139,7 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
   const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
                                 std::move(arg), std::move(tag), h);
   ++size_;
-  table_[i] = u;
+  table_[i] = TableSlot{h, u};
   if (2 * size_ > table_.size()) growTable();
   return u;
 }

@@ -193,8 +193,13 @@ private:
   std::vector<std::unique_ptr<const UOp *[]>> srcPool_;
   size_t srcPoolLeft_ = 0;
   const UOp **srcPoolNext_ = nullptr;
-  // The interning table: open addressing over the nodes, probed by hash.
-  std::vector<const UOp *> table_;
+  // The interning table: open addressing over the nodes. A slot keeps the
+  // node's hash next to it, so a probe touches a node only on a hash match.
+  struct TableSlot {
+    size_t hash;
+    const UOp *node; ///< nullptr: empty
+  };
+  std::vector<TableSlot> table_;
   std::unordered_map<const UOp *, Location> locations_;
   std::vector<std::pair<const void *, std::unique_ptr<PtrMap<const UOp *>>>> memos_;
 };
