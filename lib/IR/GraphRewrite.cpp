@@ -11,76 +11,19 @@
 //===----------------------------------------------------------------------===//
 #include "IR/GraphRewrite.h"
 
+#include "IR/PtrMap.h"
+
 #include <algorithm>
 
 namespace tgc {
 
 namespace {
 
-// An open-addressing hash map keyed by node pointer: graph_rewrite does a few
-// lookups per node, and node-based std::unordered_map allocations dominated.
-template <typename V> class PtrMap {
-public:
-  PtrMap() : slots_(64) {}
-  V *find(const UOp *k) {
-    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
-      Slot &s = slots_[i];
-      if (s.key == k) return &s.value;
-      if (!s.key) return nullptr;
-    }
-  }
-  bool contains(const UOp *k) { return find(k) != nullptr; }
-  /// The value for k, default-constructed if k is new; `inserted` says which.
-  V &get(const UOp *k, bool &inserted) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    for (size_t i = hash(k) & mask();; i = (i + 1) & mask()) {
-      Slot &s = slots_[i];
-      if (s.key == k) {
-        inserted = false;
-        return s.value;
-      }
-      if (!s.key) {
-        s.key = k;
-        ++count_;
-        inserted = true;
-        return s.value;
-      }
-    }
-  }
-  V &operator[](const UOp *k) {
-    bool inserted;
-    return get(k, inserted);
-  }
-
-private:
-  struct Slot {
-    const UOp *key = nullptr;
-    V value{};
-  };
-  static size_t hash(const UOp *p) {
-    uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(p));
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return size_t(x);
-  }
-  size_t mask() const { return slots_.size() - 1; }
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    count_ = 0;
-    for (Slot &s : old)
-      if (s.key) (*this)[s.key] = std::move(s.value);
-  }
-  std::vector<Slot> slots_;
-  size_t count_ = 0;
-};
-
 class Rewriter {
 public:
   Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
            Context &ctx)
-      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls) {
+      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged) {
     // A terminating rewrite applies a bounded number of rules per node; the
     // context holds at least the graph, so a multiple of its size is generous.
     budget_ = opts.maxSteps ? opts.maxSteps : 1000000 + 32 * ctx.size();
@@ -133,7 +76,7 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
-    if (auto *cached = bpmCache_.find(x)) return *cached;
+    if (const NodeState *st = state_.find(x); st && st->bpmDone) return st->bpm;
     const UOp *r = bpm_->rewrite(x, env_);
     if (env_.gated) {
       env_.gated = false;
@@ -142,7 +85,9 @@ private:
     }
     if (!checkEnv(x, true)) return nullptr;
     if (r && !countStep(x)) return nullptr;
-    bpmCache_[x] = r;
+    NodeState &st = state_[x];
+    st.bpm = r;
+    st.bpmDone = true;
     return r;
   }
 
@@ -165,23 +110,27 @@ private:
   // Parks `it` until `dep` has its result. The waitlist is a linked list per
   // node threaded through waits_, so parking allocates nothing per node.
   void wait(const UOp *dep, const Item &it) {
-    bool inserted;
-    int32_t &head = waitHead_.get(dep, inserted);
-    if (inserted) head = -1;
+    int32_t &head = state_[dep].waitHead;
     waits_.push_back({it, head});
     head = int32_t(waits_.size() - 1);
   }
-  void release(const UOp *n) {
-    int32_t *head = waitHead_.find(n);
-    if (!head) return;
-    for (int32_t i = *head; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
-    *head = -1;
+  // n's result is `result`: record it and wake what waits on n.
+  void finish(const UOp *n, const UOp *result) {
+    NodeState &st = state_[n];
+    st.result = result;
+    for (int32_t i = st.waitHead; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
+    st.waitHead = -1;
   }
+  const UOp *resultOf(const UOp *n) const {
+    const NodeState *st = state_.find(n);
+    return st ? st->result : nullptr;
+  }
+  bool done(const UOp *n) const { return resultOf(n) != nullptr; }
 
   const UOp *unifiedRewrite(const UOp *root) {
-    if (const UOp **done = replace_.find(root)) return *done;
+    if (const UOp *r = resultOf(root)) return r;
     stack_.push_back({root, root, 0});
-    onStack_[root] = true;
+    state_[root].onStack = true;
     while (!stack_.empty() && !failed()) {
       if (stack_.size() > stackLimit_) {
         fail(Diagnostic::at(root, "infinite loop in graph_rewrite (work stack above " + std::to_string(stackLimit_) +
@@ -190,23 +139,27 @@ private:
       }
       Item it = stack_.back();
       stack_.pop_back();
-      if (replace_.contains(it.n)) continue;
+      if (done(it.n)) continue;
+      if (it.stage == 0 && unchanged_ && unchanged_(it.n)) {
+        finish(it.n, it.n);
+        continue;
+      }
       if (it.stage == 0) stage0(it.n);
       else if (it.stage == 1) stage1(it);
       else stage2(it);
     }
     if (failed()) return nullptr;
-    const UOp **done = replace_.find(root);
-    if (!done) {
+    const UOp *result = resultOf(root);
+    if (!result) {
       // Everything left is waiting on something that waits on it: name the oldest such node.
       const UOp *stuck = root;
       for (const Wait &w : waits_)
-        if (!replace_.contains(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
+        if (!done(w.item.n) && w.item.n->id() < stuck->id()) stuck = w.item.n;
       fail(Diagnostic::at(stuck, "graph_rewrite cannot finish: a rule's result depends on the node it replaces "
                                  "(rewrite cycle at " + stuck->str() + ")"));
       return nullptr;
     }
-    return *done;
+    return result;
   }
 
   void stage0(const UOp *n) {
@@ -227,8 +180,7 @@ private:
         if (failed()) return;
         if (gated) {
           // BottomUpGate: keep what we have and do not look below it
-          replace_[n] = test;
-          release(n);
+          finish(n, test);
           return;
         }
         newN = test;
@@ -236,13 +188,13 @@ private:
       }
     }
     stack_.push_back({n, newN, 1});
-    if (opaqueCall(newN)) replace_[newN->src(0)] = newN->src(0);
+    if (opaqueCall(newN)) state_[newN->src(0)].result = newN->src(0);
     auto src = newN->src();
     for (size_t i = src.size(); i-- > 0;) {
       const UOp *x = src[i];
-      bool inserted;
-      onStack_.get(x, inserted) = true;
-      if (!inserted) continue;
+      NodeState &st = state_[x];
+      if (st.onStack) continue;
+      st.onStack = true;
       stack_.push_back({x, x, 0});
     }
   }
@@ -253,21 +205,20 @@ private:
     tmp.reserve(newN->numSrc());
     bool changed = false;
     for (const UOp *x : newN->src()) {
-      const UOp **r = replace_.find(x);
+      const UOp *r = resultOf(x);
       if (!r) {
         wait(x, it); // not ready: come back when x is done
         return;
       }
-      tmp.push_back(*r);
-      changed |= *r != x;
+      tmp.push_back(r);
+      changed |= r != x;
     }
     const UOp *next;
     if (!changed) {
       const UOp *r = pm_ ? pmRewrite(newN) : nullptr;
       if (failed()) return;
       if (!r) {
-        replace_[it.n] = newN;
-        release(it.n);
+        finish(it.n, newN);
         return;
       }
       next = r;
@@ -280,14 +231,12 @@ private:
   }
 
   void stage2(const Item &it) {
-    const UOp **r = replace_.find(it.newN);
+    const UOp *r = resultOf(it.newN);
     if (!r) {
       wait(it.newN, it);
       return;
     }
-    const UOp *result = *r;
-    replace_[it.n] = result;
-    release(it.n);
+    finish(it.n, r);
   }
 
   const UOp *walkRewrite(const UOp *root) {
@@ -295,28 +244,32 @@ private:
     while (!stack.empty() && !failed()) {
       auto [n, processed] = stack.back();
       stack.pop_back();
-      if (replace_.contains(n)) continue;
+      if (done(n)) continue;
+      if (!processed && unchanged_ && unchanged_(n)) {
+        state_[n].result = n;
+        continue;
+      }
       if (!processed) {
         if (bpm_) {
           bool gated = false;
           const UOp *r = bpmRewrite(n, gated);
           if (failed()) break;
           if (gated || r) {
-            replace_[n] = r ? r : n;
+            state_[n].result = r ? r : n;
             continue;
           }
         }
         stack.push_back({n, true});
-        if (opaqueCall(n)) replace_[n->src(0)] = n->src(0);
+        if (opaqueCall(n)) state_[n->src(0)].result = n->src(0);
         auto src = n->src();
         for (size_t i = src.size(); i-- > 0;)
-          if (!replace_.contains(src[i])) stack.push_back({src[i], false});
+          if (!done(src[i])) stack.push_back({src[i], false});
       } else {
         std::vector<const UOp *> src;
         bool changed = false;
         for (const UOp *x : n->src()) {
-          const UOp **r = replace_.find(x);
-          src.push_back(r ? *r : x);
+          const UOp *r = resultOf(x);
+          src.push_back(r ? r : x);
           changed |= src.back() != x;
         }
         const UOp *newN = changed ? rebuild(n, std::move(src)) : n;
@@ -325,27 +278,33 @@ private:
           if (failed()) break;
           if (r) newN = r;
         }
-        replace_[n] = newN;
+        state_[n].result = newN;
       }
     }
     if (failed()) return nullptr;
-    const UOp **done = replace_.find(root);
-    return done ? *done : root;
+    const UOp *result = resultOf(root);
+    return result ? result : root;
   }
 
   const PatternMatcher *pm_, *bpm_;
   RewriteEnv &env_;
   bool enterCalls_;
+  const std::function<bool(const UOp *)> &unchanged_;
   size_t budget_ = 0, stackLimit_ = 0, steps_ = 0;
   std::optional<Diagnostic> error_;
   struct Wait {
     Item item;
     int32_t next; // the next parked item on the same node, or -1
   };
-  PtrMap<const UOp *> replace_;
-  PtrMap<const UOp *> bpmCache_;
-  PtrMap<bool> onStack_;
-  PtrMap<int32_t> waitHead_;
+  // Everything the rewrite knows about a node, in one table (one probe per question).
+  struct NodeState {
+    const UOp *result = nullptr; ///< what the node was rewritten to (tinygrad's replace dict)
+    const UOp *bpm = nullptr;    ///< the pre-order rules' rewrite, if bpmDone (nullptr: none applied)
+    int32_t waitHead = -1;       ///< first parked item waiting on this node, in waits_
+    bool onStack = false;        ///< scheduled for stage 0 already
+    bool bpmDone = false;
+  };
+  PtrMap<NodeState> state_;
   std::vector<Wait> waits_;
   std::vector<Item> stack_;
 };
@@ -359,6 +318,14 @@ Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots,
   const PatternMatcher *pre = opts.bottomUp ? &pm : opts.bpm;
   Rewriter rw(post, pre, env, opts, roots[0]->context());
   return rw.run(roots, opts.walk);
+}
+
+Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm) {
+  Context &ctx = root->context();
+  if (const UOp *done = ctx.memo(&pm, root)) return done;
+  Result<const UOp *> r = graphRewrite(root, pm);
+  if (r) ctx.setMemo(&pm, root, *r);
+  return r;
 }
 
 Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts) {

@@ -22,6 +22,7 @@
 #include "IR/Graph.h"
 #include "IR/PatternMatcher.h"
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct RewriteOptions {
   /// grows with the size of the UOp context (generous for any terminating
   /// rewrite of the graphs it holds).
   size_t maxSteps = 0;
+  /// Optional promise that the rewrite leaves a node (and so everything below
+  /// it) as it is: such a node is taken verbatim, without matching it or
+  /// visiting its srcs. A pure shortcut: the result must be the same without it.
+  std::function<bool(const UOp *)> unchanged;
 };
 
 /// Rewrites every root, sharing one memo table (as one SINK of them would).
@@ -64,6 +69,11 @@ Result<const UOp *> graphRewrite(const UOp *root, const PatternMatcher &pm, C &c
   RewriteEnv env(ctx);
   return graphRewrite(root, pm, env, opts);
 }
+
+/// graphRewrite(root, pm) with default options, memoized in root's Context:
+/// for a matcher whose rules read nothing but the nodes (no context object,
+/// no state), so that a node is rewritten once however often it is asked for.
+Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm);
 
 /// Rewrites all roots of a graph in place.
 Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts = {});

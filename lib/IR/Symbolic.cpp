@@ -289,7 +289,7 @@ const PatternMatcher &symbolic() {
 
 Result<const UOp *> simplify(const UOp *u) {
   if (u->is(Op::CONST)) return u;
-  return graphRewrite(u, symbolic());
+  return graphRewritePure(u, symbolic());
 }
 
 } // namespace tgc

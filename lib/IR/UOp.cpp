@@ -1,6 +1,10 @@
 //===- UOp.cpp - interning, toposort, substitution ------------------------===//
 #include "IR/UOp.h"
 
+#include "IR/PtrMap.h"
+
+#include <algorithm>
+#include <new>
 #include <unordered_set>
 
 namespace tgc {
@@ -39,14 +43,20 @@ std::string Location::str() const {
   return s;
 }
 
-UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h)
-    : ctx_(ctx), id_(id), op_(op), dtype_(dt), src_(std::move(src)), arg_(std::move(arg)), tag_(std::move(tag)),
-      hash_(h) {}
+UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h)
+    : ctx_(ctx), id_(id), numSrc_(uint32_t(src.size())), op_(op), dtype_(dt), src_(src.data()), arg_(std::move(arg)),
+      tag_(std::move(tag)), hash_(h) {
+  if (op_ == Op::RANGE) rangeLo_ = rangeHi_ = id_;
+  for (const UOp *s : src) {
+    rangeLo_ = std::min(rangeLo_, s->rangeLo_);
+    rangeHi_ = std::max(rangeHi_, s->rangeHi_);
+  }
+}
 
-const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, std::move(src), arg_, tag_); }
-const UOp *UOp::withArg(Value arg) const { return ctx_->get(op_, dtype_, src_, std::move(arg), tag_); }
-const UOp *UOp::withTag(Value tag) const { return ctx_->get(op_, dtype_, src_, arg_, std::move(tag)); }
-const UOp *UOp::withDType(DType dt) const { return ctx_->get(op_, dt, src_, arg_, tag_); }
+const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, src, arg_, tag_); }
+const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), tag_); }
+const UOp *UOp::withTag(Value tag) const { return ctx_->intern(op_, dtype_, src(), arg_, std::move(tag)); }
+const UOp *UOp::withDType(DType dt) const { return ctx_->intern(op_, dt, src(), arg_, tag_); }
 
 const Value &UOp::constValue() const {
   static const Value none;
@@ -59,23 +69,78 @@ std::string UOp::str() const {
   return s;
 }
 
-Context::Context() = default;
-Context::~Context() = default;
+Context::Context() : table_(1024, TableSlot{0, nullptr}) {}
 
-const UOp *Context::get(Op op, DType dtype, std::vector<const UOp *> src, Value arg, Value tag) {
+Context::~Context() {
+  for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();
+  for (UOp *c : chunks_) ::operator delete(static_cast<void *>(c));
+}
+
+const UOp *const *Context::storeSrc(std::span<const UOp *const> src) {
+  if (src.empty()) return nullptr;
+  static constexpr size_t kBlock = 8192;
+  if (src.size() > kBlock / 8) { // a long list gets a block of its own; the current one keeps its room
+    srcPool_.emplace_back(new const UOp *[src.size()]);
+    std::copy(src.begin(), src.end(), srcPool_.back().get());
+    return srcPool_.back().get();
+  }
+  if (src.size() > srcPoolLeft_) {
+    srcPool_.emplace_back(new const UOp *[kBlock]);
+    srcPoolNext_ = srcPool_.back().get();
+    srcPoolLeft_ = kBlock;
+  }
+  const UOp **out = srcPoolNext_;
+  std::copy(src.begin(), src.end(), out);
+  srcPoolNext_ += src.size();
+  srcPoolLeft_ -= src.size();
+  return out;
+}
+
+// The slot a hash starts probing at: the combined hash's low bits are weak.
+static size_t slotOf(size_t h, size_t mask) {
+  uint64_t x = h;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return size_t(x) & mask;
+}
+
+void Context::growTable() {
+  std::vector<TableSlot> old(table_.size() * 2, TableSlot{0, nullptr});
+  old.swap(table_);
+  size_t mask = table_.size() - 1;
+  for (const TableSlot &s : old) {
+    if (!s.node) continue;
+    size_t i = slotOf(s.hash, mask);
+    while (table_[i].node) i = (i + 1) & mask;
+    table_[i] = s;
+  }
+}
+
+const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag) {
   size_t h = hashMix(size_t(op) + 1, dtype ? std::hash<std::string_view>()(dtype.name()) : 0);
   for (const UOp *s : src) h = hashMix(h, s->hash());
   h = hashMix(h, src.size());
   h = hashMix(h, arg.hash());
   h = hashMix(h, tag.hash());
-  auto [lo, hi] = table_.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const UOp *u = it->second;
-    if (u->op_ == op && u->dtype_ == dtype && u->src_ == src && u->arg_ == arg && u->tag_ == tag) return u;
+  size_t mask = table_.size() - 1;
+  size_t i = slotOf(h, mask);
+  for (; table_[i].node; i = (i + 1) & mask) {
+    if (table_[i].hash != h) continue;
+    const UOp *u = table_[i].node;
+    if (u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() && std::equal(src.begin(), src.end(), u->src_) &&
+        u->arg_ == arg && u->tag_ == tag)
+      return u;
   }
-  nodes_.push_back(UOp(this, uint32_t(nodes_.size()), op, dtype, std::move(src), std::move(arg), std::move(tag), h));
-  const UOp *u = &nodes_.back();
-  table_.emplace(h, u);
+  if (size_ % kNodesPerChunk == 0)
+    chunks_.push_back(static_cast<UOp *>(::operator new(sizeof(UOp) * kNodesPerChunk)));
+  UOp *slot = &chunks_.back()[size_ % kNodesPerChunk];
+  const UOp *const *stored = storeSrc(src);
+  const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
+                                std::move(arg), std::move(tag), h);
+  ++size_;
+  table_[i] = TableSlot{h, u};
+  if (2 * size_ > table_.size()) growTable();
   return u;
 }
 
@@ -99,37 +164,64 @@ const Location *Context::location(const UOp *u) const {
   return it == locations_.end() ? nullptr : &it->second;
 }
 
+const UOp *Context::memo(const void *fn, const UOp *u) const {
+  for (const auto &[f, table] : memos_)
+    if (f == fn) {
+      const UOp *const *r = table->find(u);
+      return r ? *r : nullptr;
+    }
+  return nullptr;
+}
+
+void Context::setMemo(const void *fn, const UOp *u, const UOp *result) {
+  for (auto &[f, table] : memos_)
+    if (f == fn) {
+      (*table)[u] = result;
+      return;
+    }
+  memos_.emplace_back(fn, std::make_unique<PtrMap<const UOp *>>());
+  (*memos_.back().second)[u] = result;
+}
+
 std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
   std::vector<const UOp *> order;
-  std::unordered_set<const UOp *> visited;
-  // Explicit stack of (node, next child index): no recursion, so 10^6-deep chains are fine.
+  PtrSet visited;
+  // Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
+  // its node's srcs in place; only argRefs needs a list of its own.
   struct Frame {
     const UOp *u;
-    std::vector<const UOp *> kids;
-    size_t next = 0;
+    uint32_t next, end;  // next src index, one past the last to visit
+    uint32_t refs;       // start of this frame's arg/tag references in `refs`, or UINT32_MAX
   };
   std::vector<Frame> stack;
+  std::vector<const UOp *> refs;
   auto push = [&](const UOp *u) {
-    if (!visited.insert(u).second) return;
-    Frame f{u, {}, 0};
+    if (!visited.insert(u)) return;
+    Frame f{u, 0, 0, UINT32_MAX};
     if (!opts.gate || opts.gate(u)) {
       bool skipBody = !opts.enterCalls && (u->is(Op::CALL) || u->is(Op::FUNCTION));
-      for (size_t i = skipBody ? 1 : 0; i < u->numSrc(); ++i) f.kids.push_back(u->src(i));
-      if (opts.argRefs) {
-        u->arg().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
-        u->tag().forEachUOp([&](const UOp *r) { f.kids.push_back(r); });
+      f.next = skipBody && u->numSrc() ? 1 : 0;
+      f.end = uint32_t(u->numSrc());
+      if (opts.argRefs && (u->arg().containsUOp() || u->tag().containsUOp())) {
+        f.refs = uint32_t(refs.size());
+        u->arg().forEachUOp([&](const UOp *r) { refs.push_back(r); });
+        u->tag().forEachUOp([&](const UOp *r) { refs.push_back(r); });
+        f.end += uint32_t(refs.size() - f.refs);
       }
     }
-    stack.push_back(std::move(f));
+    stack.push_back(f);
   };
   for (const UOp *r : roots) {
     push(r);
     while (!stack.empty()) {
       Frame &top = stack.back();
-      if (top.next < top.kids.size()) {
-        push(top.kids[top.next++]);
+      if (top.next < top.end) {
+        uint32_t i = top.next++;
+        const UOp *u = top.u;
+        push(i < u->numSrc() ? u->src(i) : refs[top.refs + (i - u->numSrc())]);
       } else {
         order.push_back(top.u);
+        if (top.refs != UINT32_MAX) refs.resize(top.refs);
         stack.pop_back();
       }
     }

@@ -11,9 +11,9 @@
 
 #include "IR/DType.h"
 #include "IR/Ops.h"
+#include "IR/PtrMap.h"
 #include "IR/Value.h"
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,9 +62,9 @@ class UOp {
 public:
   Op op() const { return op_; }
   DType dtype() const { return dtype_; }
-  std::span<const UOp *const> src() const { return src_; }
+  std::span<const UOp *const> src() const { return {src_, numSrc_}; }
   const UOp *src(size_t i) const { return src_[i]; }
-  size_t numSrc() const { return src_.size(); }
+  size_t numSrc() const { return numSrc_; }
   const Value &arg() const { return arg_; }
   const Value &tag() const { return tag_; }
   /// Structural content hash (deterministic across runs).
@@ -72,6 +72,13 @@ public:
   /// Creation index in its context: a stable, deterministic name.
   uint32_t id() const { return id_; }
   Context &context() const { return *ctx_; }
+  /// The smallest and largest id() of a RANGE node among this node and
+  /// everything below it through src (lo > hi when there is none). Set at
+  /// construction, so a rewrite that only touches RANGEs can tell in O(1)
+  /// that a subgraph has nothing to rewrite.
+  uint32_t rangeIdLo() const { return rangeLo_; }
+  uint32_t rangeIdHi() const { return rangeHi_; }
+  bool hasRangeBelow() const { return rangeLo_ <= rangeHi_; }
 
   bool is(Op o) const { return op_ == o; }
   bool isIn(OpSet s) const { return s.contains(op_); }
@@ -101,14 +108,19 @@ public:
 
 private:
   friend class Context;
-  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::vector<const UOp *> src, Value arg, Value tag, size_t h);
+  // Built in place by Context, over srcs it keeps in its own storage.
+  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h);
+  UOp(const UOp &) = delete;
+  UOp &operator=(const UOp &) = delete;
   struct PropertyCache; // shape, device, addrspace: Properties.cpp
 
   Context *ctx_;
   uint32_t id_;
+  uint32_t rangeLo_ = UINT32_MAX, rangeHi_ = 0;
+  uint32_t numSrc_;
   Op op_;
   DType dtype_;
-  std::vector<const UOp *> src_;
+  const UOp *const *src_; // in the Context's src storage
   Value arg_, tag_;
   size_t hash_;
   mutable std::shared_ptr<PropertyCache> props_;         // Properties.cpp
@@ -124,7 +136,11 @@ public:
   Context &operator=(const Context &) = delete;
 
   /// The unique node (op, dtype, src, arg, tag).
-  const UOp *get(Op op, DType dtype, std::vector<const UOp *> src = {}, Value arg = {}, Value tag = {});
+  const UOp *get(Op op, DType dtype, const std::vector<const UOp *> &src = {}, Value arg = {}, Value tag = {}) {
+    return intern(op, dtype, std::span<const UOp *const>(src), std::move(arg), std::move(tag));
+  }
+  /// get() over srcs held anywhere (no vector needed).
+  const UOp *intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag);
 
   // Convenience builders.
   const UOp *constInt(int64_t v, DType dt = dtypes::WeakInt);
@@ -133,16 +149,59 @@ public:
   /// A CONST of `dt` holding v converted as tinygrad's dtype.const does.
   const UOp *constOf(DType dt, const Value &v);
 
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return size_; }
 
   /// Side table for diagnostics; not part of a node's identity.
   void setLocation(const UOp *u, Location loc);
   const Location *location(const UOp *u) const;
 
+  /// Memo of pure functions of nodes (a rewrite whose rules read nothing but
+  /// the nodes, like UOp.simplify()): the cached result of the function named
+  /// by the stable address `fn` on u, or nullptr. Nodes are immutable, so an
+  /// entry stays valid for the context's lifetime.
+  const UOp *memo(const void *fn, const UOp *u) const;
+  void setMemo(const void *fn, const UOp *u, const UOp *result);
+
+  /// The context's one instance of T, a cache of derived facts about its
+  /// nodes (tinygrad caches such properties on the UOp itself), made on first
+  /// use and kept as long as the nodes are. T must be default-constructible.
+  template <typename T> T &analysis() {
+    static const char key = 0; // one address per T
+    for (auto &[k, a] : analyses_)
+      if (k == &key) return static_cast<Holder<T> &>(*a).value;
+    analyses_.emplace_back(&key, std::make_unique<Holder<T>>());
+    return static_cast<Holder<T> &>(*analyses_.back().second).value;
+  }
+
 private:
-  std::deque<UOp> nodes_;
-  std::unordered_multimap<size_t, const UOp *> table_;
+  struct HolderBase {
+    virtual ~HolderBase() = default;
+  };
+  template <typename T> struct Holder : HolderBase {
+    T value;
+  };
+  std::vector<std::pair<const void *, std::unique_ptr<HolderBase>>> analyses_;
+
+  const UOp *const *storeSrc(std::span<const UOp *const> src);
+  void growTable();
+
+  // Nodes live in fixed-size chunks (stable addresses, one allocation per
+  // chunk); their src lists in a bump-allocated pool of pointers.
+  static constexpr size_t kNodesPerChunk = 1024;
+  std::vector<UOp *> chunks_;
+  size_t size_ = 0;
+  std::vector<std::unique_ptr<const UOp *[]>> srcPool_;
+  size_t srcPoolLeft_ = 0;
+  const UOp **srcPoolNext_ = nullptr;
+  // The interning table: open addressing over the nodes. A slot keeps the
+  // node's hash next to it, so a probe touches a node only on a hash match.
+  struct TableSlot {
+    size_t hash;
+    const UOp *node; ///< nullptr: empty
+  };
+  std::vector<TableSlot> table_;
   std::unordered_map<const UOp *, Location> locations_;
+  std::vector<std::pair<const void *, std::unique_ptr<PtrMap<const UOp *>>>> memos_;
 };
 
 /// Post-order toposort (sources before users, sources left to right) of all

@@ -20,6 +20,7 @@ static const std::vector<std::string> kNoNames;
 Value Value::withPayload(Kind k, Payload p) {
   Value v;
   v.kind_ = k;
+  p.hash = payloadHash(p);
   v.payload_ = std::make_shared<const Payload>(std::move(p));
   return v;
 }
@@ -135,6 +136,7 @@ bool Value::operator==(const Value &o) const {
     return uop_ == o.uop_;
   default:
     if (payload_ == o.payload_) return true;
+    if (payload_->hash != o.payload_->hash) return false;
     return payload_->cls == o.payload_->cls && payload_->text == o.payload_->text &&
            payload_->names == o.payload_->names && payload_->items == o.payload_->items;
   }
@@ -161,12 +163,16 @@ size_t Value::hash() const {
   case Kind::UOp:
     return mix(h, uop_->hash());
   default:
-    h = mix(h, std::hash<std::string>()(payload_->cls));
-    h = mix(h, std::hash<std::string>()(payload_->text));
-    for (const auto &n : payload_->names) h = mix(h, std::hash<std::string>()(n));
-    for (const auto &v : payload_->items) h = mix(h, v.hash());
-    return h;
+    return mix(h, payload_->hash);
   }
+}
+
+size_t Value::payloadHash(const Payload &p) {
+  size_t h = std::hash<std::string>()(p.cls);
+  h = mix(h, std::hash<std::string>()(p.text));
+  for (const auto &n : p.names) h = mix(h, std::hash<std::string>()(n));
+  for (const auto &v : p.items) h = mix(h, v.hash());
+  return h;
 }
 
 std::string pyFloatRepr(double f) {

@@ -124,6 +124,7 @@ public:
     Value r = *this;
     auto p = std::make_shared<Payload>(*payload_);
     for (Value &v : p->items) v = v.mapUOps(fn);
+    p->hash = payloadHash(*p);
     r.payload_ = std::move(p);
     return r;
   }
@@ -133,7 +134,9 @@ private:
     std::string cls, text;
     std::vector<Value> items;
     std::vector<std::string> names;
+    size_t hash = 0; ///< of the fields above, set when they are (hash() is asked for per node interned)
   };
+  static size_t payloadHash(const Payload &p);
   static Value withPayload(Kind k, Payload p);
 
   Kind kind_ = Kind::None;

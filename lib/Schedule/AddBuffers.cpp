@@ -136,7 +136,6 @@ static const PatternMatcher &addBuffersPM() {
 }
 
 const UOp *addBuffersPass(const UOp *sink) {
-  RangeScope scope;
   SlotCounter ctr;
   int64_t maxSlot = -1;
   for (const UOp *x : toposort(sink)) {

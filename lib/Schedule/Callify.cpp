@@ -250,7 +250,6 @@ int64_t firstFreeBufferSlot(std::span<const UOp *const> roots) {
 }
 
 Result<CallifyResult> callify(const UOp *bigSink, int64_t firstFreeSlot) {
-  RangeScope scope;
   try {
     AllocCtx ctx;
     ctx.nextSlot = firstFreeSlot;

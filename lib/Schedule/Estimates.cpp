@@ -40,7 +40,6 @@ int64_t storageBytes(const UOp *buf) {
 
 KernelEstimate estimateKernel(const UOp *sinkBody, const std::vector<int64_t> &argBytes) {
   KernelEstimate est;
-  rangeify::RangeScope scope;
   rangeify::RangeCache &rc = rangeify::rangeCache();
   ToposortOptions opts;
   opts.enterCalls = false;

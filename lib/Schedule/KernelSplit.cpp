@@ -151,7 +151,6 @@ static const UOp *stripZeroOffsetShrink(const UOp *x) {
 }
 
 const UOp *splitKernelsPass(const UOp *sink) {
-  RangeScope scope;
   static const PatternMatcher split({
       rule(UPat(OpSet{Op::STORE, Op::END}).named("x"), [](Match &m) { return splitStore(m["x"]); }),
   });
@@ -177,7 +176,6 @@ const UOp *splitKernelsPass(const UOp *sink) {
 }
 
 const UOp *kernelGraph(const UOp *sink) {
-  RangeScope scope;
   const UOp *t = earliestRewritesPass(sink);
   t = copyToStorePass(t);
   t = runRangeify(t);

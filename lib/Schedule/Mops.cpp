@@ -149,7 +149,6 @@ static const PatternMatcher &contiguousViewOffsetPM() {
 }
 
 std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u) {
-  RangeScope scope;
   // BITCAST views are not folded here
   for (const UOp *x : toposort(u))
     if (x->is(Op::BITCAST)) return std::nullopt;

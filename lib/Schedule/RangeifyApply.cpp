@@ -146,7 +146,6 @@ struct SinkDevice {
 } // namespace
 
 const UOp *runRangeify(const UOp *sink) {
-  RangeScope scope;
   IndexingContext ctx;
   assignRanges(sink, ctx);
   const UOp *out = rewrite(sink, applyRangeifyPM(), ctx, preOrder());

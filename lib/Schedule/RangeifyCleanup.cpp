@@ -167,7 +167,6 @@ const PatternMatcher &removeBufferizePM() {
 }
 
 const UOp *cleanupPass(const UOp *sink) {
-  RangeScope scope;
   static const PatternMatcher pm = symbolic() + reduceSimplify() + constBufferFolding() + removeBufferizePM();
   return rewrite(sink, pm);
 }
@@ -234,7 +233,6 @@ static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
 }
 
 const UOp *limitBufsPass(const UOp *sink) {
-  RangeScope scope;
   static const PatternMatcher pm({
       rule(UPat(group::Binary | group::Ternary).named("root"),
            [](Match &m) { return limitBufs(m.ctx<LimitBufsContext>(), m["root"]); }),

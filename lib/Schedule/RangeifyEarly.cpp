@@ -245,7 +245,6 @@ static const UOp *copyToStore(SlotCounter &ctr, const UOp *copy, const UOp *exis
 }
 
 const UOp *copyToStorePass(const UOp *sink) {
-  RangeScope scope;
   static const PatternMatcher pm({
       rule(UPat(Op::STORE).src({var("existing_buf"), UPat(Op::COPY).named("copy")}),
            [](Match &m) { return copyToStore(m.ctx<SlotCounter>(), m["copy"], m["existing_buf"]); }),
@@ -256,7 +255,6 @@ const UOp *copyToStorePass(const UOp *sink) {
 }
 
 const UOp *earliestRewritesPass(const UOp *sink) {
-  RangeScope scope;
   // tinygrad's multi_pm (sharded tensors) runs before this; tgc does not have it yet
   for (const UOp *u : toposort(sink))
     if (u->is(Op::UNSHARD) || u->is(Op::ALLREDUCE))

@@ -9,6 +9,7 @@
 #include "Schedule/RangeifyIndexing.h"
 
 #include "IR/GraphRewrite.h"
+#include "IR/PtrMap.h"
 #include "IR/Symbolic.h"
 #include "Schedule/RangeifyMovement.h"
 
@@ -103,7 +104,10 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
         it->second.push_back(u);
     }
 
-  std::unordered_map<const UOp *, std::vector<const UOp *>> ending;
+  // tinygrad keeps the list of ranges that end below each node; with the
+  // default PCONTIG only whether that list is empty matters, so that is all
+  // that is kept (the lists would repeat every consumer's ranges).
+  PtrMap<bool> ending(topo.size());
   for (auto xit = topo.rbegin(); xit != topo.rend(); ++xit) {
     const UOp *x = *xit;
     // no ranges on kernels (internal), AFTER, or MSTACK/MSELECT (treated like SINK)
@@ -112,9 +116,9 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
       continue;
     const std::vector<const UOp *> &cons = consumers[x];
 
-    std::vector<const UOp *> &end = ending[x];
+    bool end = false;
     for (const UOp *u : cons)
-      if (auto it = ending.find(u); it != ending.end()) end.insert(end.end(), it->second.begin(), it->second.end());
+      if (const bool *e = ending.find(u)) end |= *e;
 
     // ranges the consumers iterate that this node broadcasts over
     std::vector<const UOp *> ended;
@@ -125,7 +129,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
     }
     std::vector<const UOp *> broadcastEnding = rangeCache().rangesOf(ended);
     // fusion decision: REDUCE before the broadcast
-    if (x->is(Op::REDUCE)) end.insert(end.end(), broadcastEnding.begin(), broadcastEnding.end());
+    if (x->is(Op::REDUCE)) end |= !broadcastEnding.empty();
 
     std::vector<std::vector<const UOp *>> consumerRngs;
     for (const UOp *u : cons)
@@ -142,9 +146,10 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
         out.push_back(ctx.newRange(c, s[i]));
         axes.push_back(i);
       }
-      end.clear();
+      end = false;
       realized->second = axes;
     } else if (consumerRngs.empty()) {
+      ending[x] = end;
       continue; // no consumer has ranges, so neither does x
     } else if (consumerRngs.size() == 1) {
       out = consumerRngs[0];
@@ -167,7 +172,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
         if (allSame) {
           // the new valid is the OR of all the consumers' valids
           const UOp *minValid = UOpRef(c.constBool(false)).usum(valids[i]);
-          out.push_back(rewrite(valid(idxs[i][0], minValid), symbolic()));
+          out.push_back(symSimplify(valid(idxs[i][0], minValid)));
         } else {
           out.push_back(ctx.newRange(c, s.at(i)));
           realizeAxes.push_back(i);
@@ -178,12 +183,12 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
 
     // an elementwise op or REDUCE under an ended range materializes (else it
     // would be recomputed along the broadcast)
-    if (!end.empty() && (x->isIn(group::Elementwise) || x->is(Op::REDUCE))) {
+    if (end && (x->isIn(group::Elementwise) || x->is(Op::REDUCE))) {
       std::vector<size_t> axes;
       if (auto it = ctx.realizeMap.find(x); it != ctx.realizeMap.end() && it->second) axes = *it->second;
       for (size_t i = 0; i < out.size(); ++i)
         if (!contains(axes, i)) axes.push_back(i);
-      end.clear();
+      end = false;
       if (!axes.empty()) {
         ctx.realizeMap[x] = axes;
         IShape s = shapeOf(x);
@@ -191,7 +196,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
           if (contains(axes, i)) out[i] = ctx.newRange(c, s.at(i));
       }
     }
-    end.insert(end.end(), broadcastEnding.begin(), broadcastEnding.end());
+    end |= !broadcastEnding.empty();
 
     // the ranges x's srcs see
     std::vector<const UOp *> in = out;
@@ -201,9 +206,9 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
     if (x->is(Op::EXPAND)) {
       size_t nNew = std::min(mopShape(x).size(), out.size());
       std::vector<const UOp *> newAxes(out.begin(), out.begin() + nNew);
-      std::vector<const UOp *> r = rangeCache().rangesOf(newAxes);
-      end.insert(end.end(), r.begin(), r.end());
+      end |= !rangeCache().rangesOf(newAxes).empty();
     }
+    ending[x] = end;
     if (x->is(Op::REDUCE) && x->arg().isSequence() && x->arg().size() == 2 && x->arg()[1].isInt() &&
         x->arg()[1].getInt() > 0) {
       IShape ss = shapeOf(x->src(0));

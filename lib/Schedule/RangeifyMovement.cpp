@@ -22,13 +22,17 @@ const UOp *symSimplify(const UOp *u) {
     for (const UOp *s : u->src()) allConst &= s->is(Op::CONST) || (s->is(Op::STACK) && s->numSrc() == 0);
     if (allConst) return u;
   }
-  return rewrite(u, symbolic());
+  Result<const UOp *> r = simplify(u);
+  if (!r) throw ScheduleError(r.error());
+  return *r;
 }
 
 const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
   static const PatternMatcher withValid = symbolic() + pmSimplifyValid();
   static const PatternMatcher withDrop = symbolic() + pmSimplifyValid() + pmDropAndClauses();
-  return rewrite(u, dropAndClauses ? withDrop : withValid);
+  Result<const UOp *> r = graphRewritePure(u, dropAndClauses ? withDrop : withValid);
+  if (!r) throw ScheduleError(r.error());
+  return *r;
 }
 
 // tinygrad's _apply_reshape: linearize the output index row-major, then peel
@@ -72,7 +76,6 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
 
 std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
                                        const std::vector<const UOp *> &rngs) {
-  RangeScope scope;
   std::vector<const UOp *> out;
   switch (op) {
   case Op::SHRINK:
@@ -116,7 +119,6 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 }
 
 std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
-  RangeScope scope;
   IShape inShape = shapeOf(mop->src(0));
   std::vector<int64_t> marg;
   switch (mop->op()) {

@@ -3,6 +3,9 @@
 
 #include "Schedule/Sugar.h"
 
+#include "IR/PtrMap.h"
+
+#include <algorithm>
 #include <unordered_set>
 
 namespace tgc::rangeify {
@@ -31,20 +34,16 @@ std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool
 
 // ---- ranges ----
 
-static thread_local RangeCache *currentRangeCache = nullptr;
+namespace {
+/// Per Context: every node's `ranges` (for a RANGE, itself first).
+struct RangeTables {
+  PtrMap<std::vector<const UOp *>> ranges{1024};
+};
+} // namespace
 
-RangeScope::RangeScope() {
-  if (!currentRangeCache) {
-    own_ = std::make_unique<RangeCache>();
-    currentRangeCache = own_.get();
-  }
-}
-RangeScope::~RangeScope() {
-  if (own_) currentRangeCache = nullptr;
-}
 RangeCache &rangeCache() {
-  if (!currentRangeCache) fail(nullptr, "internal error: ranges queried outside of a RangeScope");
-  return *currentRangeCache;
+  static RangeCache facade; // stateless: the tables are in each node's Context
+  return facade;
 }
 
 std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {
@@ -68,36 +67,49 @@ std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {
   return {u->src().begin() + start, u->src().end()};
 }
 
-const std::vector<const UOp *> &RangeCache::innerRanges(const UOp *root) {
-  if (auto it = inner_.find(root); it != inner_.end()) return it->second;
-  ToposortOptions o;
-  o.gate = [&](const UOp *u) { return !inner_.count(u); };
-  for (const UOp *u : toposort(root, o)) {
-    if (inner_.count(u)) continue;
-    std::vector<const UOp *> ret;
-    std::unordered_set<const UOp *> seen;
-    for (const UOp *s : u->src())
-      for (const UOp *r : ranges(s))
-        if (seen.insert(r).second) ret.push_back(r);
-    std::unordered_set<const UOp *> drop;
-    for (const UOp *er : endedRanges(u)) {
-      if (er->is(Op::RANGE)) drop.insert(er);
-      else
-        for (const UOp *r : ranges(er)) drop.insert(r);
-    }
-    if (!drop.empty()) std::erase_if(ret, [&](const UOp *r) { return drop.count(r); });
-    inner_.emplace(u, std::move(ret));
-  }
-  return inner_.at(root);
+// Appends r to out unless it is there (range lists are short).
+static void addUnique(std::vector<const UOp *> &out, const UOp *r) {
+  if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
 }
 
-const std::vector<const UOp *> &RangeCache::ranges(const UOp *u) {
-  if (!u->is(Op::RANGE)) return innerRanges(u);
-  if (auto it = full_.find(u); it != full_.end()) return it->second;
-  std::vector<const UOp *> out{u};
-  for (const UOp *r : innerRanges(u))
-    if (r != u) out.push_back(r);
-  return full_.emplace(u, std::move(out)).first->second;
+// tinygrad's UOp.ranges for u, whose srcs' entries are all in `t`.
+static std::vector<const UOp *> computeRanges(PtrMap<std::vector<const UOp *>> &t, const UOp *u) {
+  std::vector<const UOp *> ret;
+  if (u->is(Op::RANGE)) ret.push_back(u);
+  for (const UOp *s : u->src())
+    for (const UOp *r : *t.find(s)) addUnique(ret, r);
+  std::vector<const UOp *> ended = RangeCache::endedRanges(u);
+  if (ended.empty() || ret.empty()) return ret;
+  std::vector<const UOp *> drop;
+  for (const UOp *er : ended) {
+    if (er->is(Op::RANGE)) addUnique(drop, er);
+    else
+      for (const UOp *r : *t.find(er)) addUnique(drop, r);
+  }
+  std::erase_if(ret, [&](const UOp *r) { return std::find(drop.begin(), drop.end(), r) != drop.end(); });
+  return ret;
+}
+
+const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
+  PtrMap<std::vector<const UOp *>> &t = root->context().analysis<RangeTables>().ranges;
+  if (const auto *done = t.find(root)) return *done;
+  // iteratively, sources first: a chain of a million nodes does not recurse
+  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[u, next] = stack.back();
+    if (next < u->numSrc()) {
+      const UOp *s = u->src(next++);
+      if (!t.contains(s)) stack.push_back({s, 0});
+      continue;
+    }
+    const UOp *done = u;
+    stack.pop_back();
+    if (!t.contains(done)) {
+      std::vector<const UOp *> r = computeRanges(t, done);
+      t[done] = std::move(r);
+    }
+  }
+  return *t.find(root);
 }
 
 std::vector<const UOp *> RangeCache::rangesOf(const std::vector<const UOp *> &us) {

@@ -2,7 +2,7 @@
 //
 // tinygrad's `ranges` and `ended_ranges` properties (tinygrad/uop/ops.py):
 // the open RANGEs under a node, minus those an END/REDUCE/STAGE/CALL/AFTER
-// closes, memoized per pass; and tinygrad's gated toposort, which the
+// closes, memoized per node in its Context; and tinygrad's gated toposort, which the
 // scheduling passes walk graphs with.
 //
 //===----------------------------------------------------------------------===//
@@ -11,8 +11,6 @@
 #include "IR/UOp.h"
 
 #include <functional>
-#include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace tgc::rangeify {
@@ -22,34 +20,19 @@ namespace tgc::rangeify {
 std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
                                        bool enterCalls = true);
 
-/// tinygrad's `ranges` / `ended_ranges`, memoized per node. The lists keep
-/// tinygrad's dict order (sources left to right).
+/// tinygrad's `ranges` / `ended_ranges`, memoized per node in the node's
+/// Context (tinygrad caches them on the UOp: nodes are immutable, so the
+/// answers never go stale). The lists keep tinygrad's dict order (sources
+/// left to right).
 class RangeCache {
 public:
   const std::vector<const UOp *> &ranges(const UOp *u);
   static std::vector<const UOp *> endedRanges(const UOp *u);
   /// `UOp.sink(*us).ranges`: the ranges of several nodes, deduplicated in order.
   std::vector<const UOp *> rangesOf(const std::vector<const UOp *> &us);
-
-private:
-  const std::vector<const UOp *> &innerRanges(const UOp *u);
-  std::unordered_map<const UOp *, std::vector<const UOp *>> inner_, full_;
 };
 
-/// Makes one RangeCache current while a pass runs, so that every node's
-/// ranges are computed once (nodes are immutable, so the answers stay valid).
-/// Nested scopes share the outermost cache.
-class RangeScope {
-public:
-  RangeScope();
-  ~RangeScope();
-  RangeScope(const RangeScope &) = delete;
-  RangeScope &operator=(const RangeScope &) = delete;
-
-private:
-  std::unique_ptr<RangeCache> own_;
-};
-/// The current RangeScope's cache (fails outside of one).
+/// The range queries.
 RangeCache &rangeCache();
 
 } // namespace tgc::rangeify

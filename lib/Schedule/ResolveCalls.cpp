@@ -119,7 +119,6 @@ static void checkOneDevice(const UOp *call) {
 
 Status resolveCalls(Graph &g) {
   try {
-    RangeScope scope;
     int64_t nextSlot = firstFreeBufferSlot(g.roots);
     bool any = false;
     for (const UOp *&root : g.roots) {

@@ -35,7 +35,18 @@ const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp
     return it == mp.end() ? nullptr : it->second;
   })});
   SubstMap ctx{&m};
-  return rewrite(root, pm, ctx, preOrder());
+  RewriteOptions opts = preOrder();
+  // Replacing only RANGEs (inlining a STAGE): a subgraph with no RANGE in the
+  // keys' id span holds no key, and the rewrite would rebuild nothing in it.
+  uint32_t lo = UINT32_MAX, hi = 0;
+  bool onlyRanges = true;
+  for (auto [k, v] : m) {
+    onlyRanges &= k->is(Op::RANGE);
+    lo = std::min(lo, k->id());
+    hi = std::max(hi, k->id());
+  }
+  if (onlyRanges) opts.unchanged = [lo, hi](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
+  return rewrite(root, pm, ctx, opts);
 }
 
 // ---- shapes ----------------------------------------------------------------

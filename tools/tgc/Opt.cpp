@@ -166,7 +166,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--split-input-file", o->splitInputFile,
                 "Treat '// -----' lines as separators between independent inputs");
   cmd->add_flag("--verify-each", o->verifyEach, "Run the verifier after every pass");
-  cmd->add_flag("--time-passes", o->timePasses, "Report the wall time of each pass (to stderr)");
+  cmd->add_flag("--time-passes", o->timePasses, "Report the CPU and wall time of each pass (to stderr)");
   cmd->add_flag("--no-shapes", o->noShapes, "Leave out the ': [shape]' annotations in text output");
   cmd->add_flag("--stats", o->stats,
                 "Print node, kernel and buffer counts and per-kernel estimated flops and bytes (to stderr)");
