@@ -7,6 +7,7 @@
 // with a plain double-precision loop nest.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
 #include "KernelBuild.h"
 
 #include <cmath>
