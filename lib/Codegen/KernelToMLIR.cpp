@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/GateVersioning.h"
+#include "Codegen/KernelLowering.h"
 #include "Codegen/MatmulTiling.h"
-#include "Codegen/Numerics.h"
 #include "Codegen/ParallelLoop.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,9 +21,6 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <algorithm>
-#include <map>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tgc::codegen {
 
@@ -35,103 +32,7 @@ void loadKernelDialects(MLIRContext &ctx) {
   ctx.loadDialect<func::FuncDialect, scf::SCFDialect, arith::ArithDialect, math::MathDialect, LLVM::LLVMDialect>();
 }
 
-namespace {
-
-class KernelLowering {
-public:
-  KernelLowering(ModuleOp module, const UOp *sink, const KernelSpec &spec)
-      : module_(module), sink_(sink), spec_(spec), b_(module.getContext()), loc_(b_.getUnknownLoc()),
-        num_(b_, loc_) {
-    num_.polyTranscendentals = spec.opts.polyTranscendentals;
-  }
-
-  Status run();
-
-private:
-  void buildEntry(func::FuncOp target, Type ptr);
-  void buildThreadedKernel(func::FuncOp body, Type ptr);
-
-  struct Scope {
-    const UOp *range = nullptr;         // the RANGE this loop iterates; null for the function body
-    Operation *loop = nullptr;          // scf.for
-    Block *body = nullptr;
-    mlir::Value iv;
-    uint64_t id = 0;                    // unique per opened scope: memo entries name it
-    Operation *insertBefore = nullptr;  // set while a REDUCE is emitted below deeper open loops
-  };
-  struct Memo {
-    mlir::Value v;
-    unsigned level;
-    uint64_t scopeId;
-  };
-
-  // Effects.
-  void effect(const UOp *u);
-  void effectUnguarded(const UOp *u);
-  void store(const UOp *u);
-  void openLoop(const UOp *range, mlir::ValueRange iterArgs = {});
-  void closeLoop();
-
-  // Values.
-  mlir::Value emit(const UOp *u);
-  mlir::Value emitUncached(const UOp *u, unsigned level);
-  mlir::Value operand(const UOp *src, DType want, bool convertStrong = false);
-  mlir::Value constAt(const UOp *c, DType dt);
-  mlir::Value i64(int64_t v);
-  mlir::Value indexValue(const UOp *idx);
-  mlir::Value reduce(const UOp *u, unsigned level);
-  std::vector<mlir::Value> reduceVersions(const UOp *u, const std::vector<const UOp *> &group, Op rop,
-                                          const std::vector<mlir::Value> &inits);
-  std::vector<mlir::Value> reduceNest(const UOp *u, const std::vector<const UOp *> &group, Op rop,
-                                      std::vector<mlir::Value> accs);
-  bool gateAssumed(const UOp *gate) const;
-  std::vector<const UOp *> fusableReduces(const UOp *u, unsigned level);
-  mlir::Value load(const UOp *u, unsigned level);
-  mlir::Value param(const UOp *buf);
-  mlir::Value address(mlir::Value base, mlir::Value idx, DType dt);
-
-  // Placement.
-  const std::vector<const UOp *> &deps(const UOp *u);
-  unsigned levelOf(const UOp *u);
-  void setInsertion(unsigned level);
-  bool memoValid(const Memo &m) const {
-    return m.level < scopes_.size() && scopes_[m.level].id == m.scopeId;
-  }
-
-  mlir::Value fail(const UOp *u, std::string msg) {
-    if (!error_) error_ = Diagnostic::at(u, std::move(msg));
-    return {};
-  }
-  bool failed() const { return error_.has_value(); }
-  mlir::Value check(const UOp *u, mlir::Value v) {
-    if (!v && !failed()) return fail(u, num_.error.empty() ? "lowering failed" : num_.error);
-    return v;
-  }
-
-  ModuleOp module_;
-  const UOp *sink_;
-  const KernelSpec &spec_;
-  OpBuilder b_;
-  Location loc_;
-  Numerics num_;
-  func::FuncOp fn_;
-  const UOp *parallel_ = nullptr; // the RANGE run over [begin, end) arguments of fn_
-  std::vector<Scope> scopes_;
-  uint64_t nextScopeId_ = 1;
-  std::unordered_map<const UOp *, Memo> memo_;
-  std::map<std::pair<const UOp *, const DTypeInfo *>, mlir::Value> consts_;
-  std::map<int64_t, mlir::Value> i64s_;
-  std::unordered_map<const UOp *, std::vector<const UOp *>> deps_;
-  std::map<std::vector<const UOp *>, std::vector<const UOp *>> reduceSiblings_; // REDUCEs by their ranges
-  // While a gate-free version of a reduction is emitted (GateVersioning.h):
-  // the gate atoms known true, and the gated loads known in bounds.
-  std::unordered_set<const UOp *> assumedTrue_, unguarded_;
-  mlir::Value true_;
-  std::unordered_map<const UOp *, mlir::Value> locals_; // LOCAL PARAM -> its alloca
-  std::optional<Diagnostic> error_;
-  static constexpr unsigned kMaxDepth = 2000;
-  unsigned depth_ = 0;
-};
+namespace detail {
 
 Status KernelLowering::run() {
   MLIRContext *ctx = module_.getContext();
@@ -535,186 +436,10 @@ mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
   return guard.getResult(0);
 }
 
-// REDUCE(value, ranges...): nested scf.for carrying the accumulator. When the
-// REDUCE is invariant in some open loops, its loops are built in front of the
-// outermost of those (the deeper scopes are set aside meanwhile).
-mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
-  const tgc::Value &arg = u->arg();
-  if (!arg.isTuple() || arg.size() != 2 || !arg[0].isEnum("Ops") || !arg[1].isInt())
-    return fail(u, "REDUCE arg must be (Ops op, n)");
-  if (arg[1].getInt() != 0) return fail(u, "REDUCE over tensor axes (horizontal reduce) is not supported in kernels");
-  std::optional<Op> rop = opFromName(arg[0].str());
-  if (!rop || !group::Reduce.contains(*rop)) return fail(u, "REDUCE op must be ADD, MUL or MAX");
-  if (u->numSrc() < 2) return fail(u, "REDUCE without ranges");
-  DType dt = u->dtype();
-
-  std::vector<Scope> saved(scopes_.begin() + level + 1, scopes_.end());
-  scopes_.resize(level + 1);
-  Operation *prevInsert = scopes_[level].insertBefore;
-  if (!saved.empty()) scopes_[level].insertBefore = saved.front().loop;
-  auto restore = [&]() {
-    scopes_.resize(level + 1);
-    scopes_[level].insertBefore = prevInsert;
-    scopes_.insert(scopes_.end(), saved.begin(), saved.end());
-  };
-
-  // REDUCEs with the same ranges that are ready to be emitted here (register
-  // tiles of MatmulTiling.cpp) share one loop nest: one accumulator each.
-  std::vector<const UOp *> group = fusableReduces(u, level);
-  std::vector<mlir::Value> inits;
-  for (size_t g = 0; g < group.size(); ++g) {
-    OpBuilder::InsertionGuard ig(b_);
-    setInsertion(0);
-    inits.push_back(check(u, num_.identity(*rop, dt)));
-    if (!inits.back()) return restore(), mlir::Value();
-  }
-  std::vector<mlir::Value> accs = reduceVersions(u, group, *rop, inits);
-  if (failed()) return restore(), mlir::Value();
-  restore();
-  for (size_t g = 1; g < group.size(); ++g) memo_[group[g]] = Memo{accs[g], level, scopes_[level].id};
-  return accs[0];
-}
-
-// The gate-free versions of a reduction (GateVersioning.h), each under
-// scf.if on its condition, the gated nest last: the interior of a padded
-// window loads without gates, so its tile vectorizes.
-std::vector<mlir::Value> KernelLowering::reduceVersions(const UOp *u, const std::vector<const UOp *> &group, Op rop,
-                                                        const std::vector<mlir::Value> &inits) {
-  GateVersions gv;
-  if (spec_.opts.versionGates && assumedTrue_.empty() && unguarded_.empty()) {
-    std::vector<const UOp *> values;
-    for (const UOp *g : group) values.push_back(g->src(0));
-    bool pure = std::none_of(values.begin(), values.end(), [](const UOp *v) {
-      for (const UOp *n : toposort(v))
-        if (n->is(Op::REDUCE)) return true;
-      return false;
-    });
-    if (pure) gv = gateVersions(values, std::vector<const UOp *>(u->src().begin() + 1, u->src().end()));
-  }
-  struct Version {
-    const UOp *cond;
-    std::vector<const UOp *> assumed, unguarded;
-  };
-  std::vector<Version> versions;
-  if (gv.allValid) versions.push_back({gv.allValid, gv.atoms, {}});
-  if (gv.inBounds) versions.push_back({gv.inBounds, {}, gv.loads});
-  std::vector<mlir::Value> results;
-  std::vector<scf::IfOp> ifs;
-  for (const Version &v : versions) {
-    mlir::Value cond = operand(v.cond, dtypes::Bool);
-    if (!cond) break;
-    std::vector<Type> types;
-    for (mlir::Value i : inits) types.push_back(i.getType());
-    setInsertion(scopes_.size() - 1);
-    auto ifOp = scf::IfOp::create(b_, loc_, TypeRange(types), cond, /*withElseRegion=*/true);
-    // The branches are scopes without a range: values that do not depend on
-    // the reduction's ranges are placed in front of the scf.if and shared.
-    scopes_.push_back(Scope{nullptr, ifOp, ifOp.thenBlock(), {}, nextScopeId_++, nullptr});
-    assumedTrue_.insert(v.assumed.begin(), v.assumed.end());
-    unguarded_.insert(v.unguarded.begin(), v.unguarded.end());
-    std::vector<mlir::Value> accs = reduceNest(u, group, rop, inits);
-    assumedTrue_.clear(), unguarded_.clear();
-    if (failed()) return {};
-    b_.setInsertionPointToEnd(ifOp.thenBlock());
-    scf::YieldOp::create(b_, loc_, accs);
-    scopes_.back() = Scope{nullptr, ifOp, ifOp.elseBlock(), {}, nextScopeId_++, nullptr};
-    ifs.push_back(ifOp);
-  }
-  if (failed()) return {};
-  results = reduceNest(u, group, rop, inits);
-  for (auto it = ifs.rbegin(); it != ifs.rend() && !failed(); ++it) {
-    b_.setInsertionPointToEnd(it->elseBlock());
-    scf::YieldOp::create(b_, loc_, results);
-    scopes_.pop_back();
-    results.assign(it->getResults().begin(), it->getResults().end());
-  }
-  return results;
-}
-
-// One loop nest over the REDUCE's ranges carrying one accumulator per group
-// member; returns the final accumulators.
-std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vector<const UOp *> &group, Op rop,
-                                                    std::vector<mlir::Value> accs) {
-  DType dt = u->dtype();
-  std::vector<scf::ForOp> loops;
-  for (size_t i = 1; i < u->numSrc(); ++i) {
-    openLoop(u->src(i), accs);
-    if (failed()) break;
-    auto loop = cast<scf::ForOp>(scopes_.back().loop);
-    loops.push_back(loop);
-    accs.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-  }
-  for (size_t g = 0; g < group.size() && !failed(); ++g) {
-    mlir::Value v = operand(group[g]->src(0), dt);
-    if (!v) break;
-    setInsertion(scopes_.size() - 1);
-    // Unless strict, a lone accumulation may be reassociated: LLVM then keeps
-    // several (vector) partial accumulators, as a C compiler with
-    // -fassociative-math would. A float MAX is tinygrad's (acc < v) ? v : acc
-    // from -inf, where a NaN v never wins and acc is never NaN: that is
-    // maxnum(acc, v), which may be reassociated too (only the sign of a zero
-    // maximum can differ). A fused tile already has independent accumulators
-    // (and vectorizing its reduction loop instead would gather across rows),
-    // so it stays serial.
-    bool reassociate = !spec_.opts.strictFP && dt.isFloat() && group.size() == 1;
-    if (rop == Op::MAX && reassociate)
-      accs[g] = arith::MaxNumFOp::create(b_, loc_, accs[g], v);
-    else
-      accs[g] = check(u, num_.alu(rop, dt, dt, {accs[g], v}));
-    if (accs[g] && reassociate)
-      if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
-        accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(),
-                                         arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract |
-                                                                                            arith::FastMathFlags::reassoc));
-  }
-  if (failed()) return {};
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    setInsertion(scopes_.size() - 1);
-    scf::YieldOp::create(b_, loc_, accs);
-    closeLoop();
-    accs.assign(it->getResults().begin(), it->getResults().end());
-  }
-  return accs;
-}
-
-bool KernelLowering::gateAssumed(const UOp *gate) const {
-  if (assumedTrue_.empty()) return false;
-  if (assumedTrue_.count(gate)) return true;
-  return gate->is(Op::AND) && gate->numSrc() == 2 && gateAssumed(gate->src(0)) && gateAssumed(gate->src(1));
-}
-
-// `u` first, then the other REDUCEs over exactly u's ranges with u's op and
-// dtype that are not emitted yet, whose values contain no REDUCE and depend
-// only on loops open up to `level`.
-std::vector<const UOp *> KernelLowering::fusableReduces(const UOp *u, unsigned level) {
-  std::vector<const UOp *> group{u};
-  auto pure = [&](const UOp *r) {
-    for (const UOp *n : toposort(r->src(0)))
-      if (n->is(Op::REDUCE)) return false;
-    return true;
-  };
-  if (reduceSiblings_.empty())
-    for (const UOp *n : toposort(sink_))
-      if (n->is(Op::REDUCE)) reduceSiblings_[std::vector<const UOp *>(n->src().begin() + 1, n->src().end())].push_back(n);
-  auto it = reduceSiblings_.find(std::vector<const UOp *>(u->src().begin() + 1, u->src().end()));
-  if (it == reduceSiblings_.end() || it->second.size() < 2 || !pure(u)) return group;
-  for (const UOp *r : it->second) {
-    if (r == u || r->arg() != u->arg() || r->dtype() != u->dtype() || !pure(r)) continue;
-    if (auto m = memo_.find(r); m != memo_.end() && memoValid(m->second)) continue;
-    bool open = std::all_of(deps(r).begin(), deps(r).end(), [&](const UOp *d) {
-      for (unsigned l = 1; l <= level; ++l)
-        if (scopes_[l].range == d) return true;
-      return false;
-    });
-    if (open) group.push_back(r);
-  }
-  return group;
-}
-
-} // namespace
+} // namespace detail
 
 Status lowerKernelToMLIR(ModuleOp module, const UOp *sink, const KernelSpec &spec) {
-  return KernelLowering(module, sink, spec).run();
+  return detail::KernelLowering(module, sink, spec).run();
 }
 
 } // namespace tgc::codegen
