@@ -113,10 +113,12 @@ KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers 
     once();
     double first = msSince(t0);
     int inner = first > 0 ? int(std::clamp(minSampleMs / first, 1.0, 10000.0)) : 1;
-    kt.ms += medianMs(reps, once, inner);
+    kt.kernelMs.push_back(medianMs(reps, once, inner));
+    kt.ms += kt.kernelMs.back();
     sched::KernelEstimate est = sched::estimateKernel(plan.kernels[call.kernel].sink, argBytes);
     kt.flops += est.flops;
-    kt.bytes += est.bytesRead + est.bytesWritten;
+    kt.kernelBytes.push_back(est.bytesRead + est.bytesWritten);
+    kt.bytes += kt.kernelBytes.back();
     kt.names.push_back(plan.kernels[call.kernel].name);
     ++kt.kernels;
   }

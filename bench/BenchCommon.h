@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -82,6 +83,8 @@ struct KernelTiming {
   int64_t bytes = 0;      ///< Estimates.h: tinygrad's `mem` (read + written)
   int kernels = 0;
   std::vector<std::string> names;
+  std::vector<double> kernelMs;    ///< each kernel's median, in `names` order
+  std::vector<int64_t> kernelBytes; ///< each kernel's estimated bytes
 };
 
 /// Whether a kernel body reads a global buffer (a load through an INDEX that is not a STORE target).
@@ -114,9 +117,16 @@ struct BenchOptions {
   bool smoke = false;        ///< tiny sizes, one repetition, few corpus graphs
 };
 
-/// Whether `name` passes the --cases filter (a substring; empty = all).
+/// Whether `name` passes the --cases filter: a comma-separated list of
+/// substrings, any of which may occur in `name` (empty = all).
 inline bool selected(const std::string &name, const std::string &filter) {
-  return filter.empty() || name.find(filter) != std::string::npos;
+  if (filter.empty()) return true;
+  for (size_t begin = 0; begin <= filter.size();) {
+    size_t end = std::min(filter.find(',', begin), filter.size());
+    if (end > begin && name.find(filter.substr(begin, end - begin)) != std::string::npos) return true;
+    begin = end + 1;
+  }
+  return false;
 }
 
 /// A number for the table, "-" when absent (0 or NaN).

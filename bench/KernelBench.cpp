@@ -54,6 +54,8 @@ nlohmann::json runKernelCase(const KernelCase &c, const BenchOptions &o, const L
   }
   row["kernels"] = kt.names;
   row["kernel_ms"] = kt.ms;
+  row["kernel_ms_each"] = kt.kernelMs;
+  row["kernel_bytes_each"] = kt.kernelBytes;
   row["flops"] = kt.flops;
   row["bytes"] = kt.bytes;
   row.update(rateFields(double(kt.flops), double(kt.bytes), kt.ms, lim, double(kt.flops) > lim.ridge() * double(kt.bytes)));

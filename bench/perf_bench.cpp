@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
   app.add_option("--corpus-dir", o.corpusDir, "corpus (models end to end, compile times)");
   app.add_option("--json", jsonOut, "results file");
   app.add_option("--reps", o.reps, "timed repetitions per measurement (median)");
-  app.add_option("--cases", o.filter, "only rows whose case name contains this");
+  app.add_option("--cases", o.filter, "only rows whose case name contains this (a comma list: any of these)");
   app.add_option("--dump-ir", o.dumpDir, "write each perf case's kernel MLIR and optimized LLVM IR per config here");
   app.add_option("--write-cases", o.casesDir, "write each kernel case's graph in the text form here (DIR/<case>.tgc)");
   app.add_option("--max-slow-gflop", o.maxSlowGflop, "perf cases: skip all but the last two configs above this many GFLOP");
