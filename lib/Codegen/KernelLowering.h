@@ -29,6 +29,7 @@ public:
       : module_(module), sink_(sink), spec_(spec), b_(module.getContext()), loc_(b_.getUnknownLoc()),
         num_(b_, loc_) {
     num_.polyTranscendentals = spec.opts.polyTranscendentals;
+    num_.ldexpScale = spec.opts.vectorLdexp;
   }
 
   Status run();

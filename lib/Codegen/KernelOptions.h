@@ -29,8 +29,20 @@ struct KernelOptions {
   bool versionGates = true;
   /// Pack a matmul's column panel into a kernel-local buffer (MatmulTiling.cpp).
   bool packMatmulPanel = true;
+  /// Let LLVM vectorize a kernel that evaluates a polynomial transcendental
+  /// with the target's widest vectors (`prefer-vector-width`=512: zmm on
+  /// AVX-512 CPUs, whose default is 256). Such a loop is bound by its ALU
+  /// work, not by memory; streaming loops keep the default width.
+  bool wideVectors = true;
+  /// EXP2 scales its polynomial by 2^q with llvm.ldexp (one vscalef) instead
+  /// of two multiplies by powers of two built from bits: the same correctly
+  /// rounded result in 3 vector ops instead of 9. Applied only where the target
+  /// has a vector ldexp (x86 with AVX-512F; elsewhere it is a libm call).
+  bool vectorLdexp = true;
 
-  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false}; }
+  static KernelOptions none() {
+    return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false, false, false};
+  }
 };
 
 } // namespace tgc::codegen

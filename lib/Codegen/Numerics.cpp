@@ -233,7 +233,7 @@ Value Numerics::intDivMod(Op op, DType dt, Value a, Value c) {
 }
 
 Value Numerics::exp2(Value x) {
-  return polyTranscendentals ? polyExp2(b_, loc_, x) : Value(math::Exp2Op::create(b_, loc_, x));
+  return polyTranscendentals ? polyExp2(b_, loc_, x, ldexpScale) : Value(math::Exp2Op::create(b_, loc_, x));
 }
 Value Numerics::log2(Value x) {
   return polyTranscendentals ? polyLog2(b_, loc_, x) : Value(math::Log2Op::create(b_, loc_, x));

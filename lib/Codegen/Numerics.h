@@ -41,6 +41,8 @@ public:
   /// EXP2/LOG2/SIN (and POW) as the branch-free polynomials of
   /// Transcendental.h instead of libm calls (KernelOptions::polyTranscendentals).
   bool polyTranscendentals = false;
+  /// EXP2's polynomial scaled by llvm.ldexp (KernelOptions::vectorLdexp).
+  bool ldexpScale = false;
 
   /// A literal of dtype `dt` holding `v` (converted as tinygrad's dtype.const does).
   mlir::Value constant(const Value &v, DType dt);

@@ -20,6 +20,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
@@ -106,6 +107,19 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
   }
 }
 
+// Whether a kernel computes EXP2, LOG2, SIN or POW on floats.
+static bool evaluatesPolynomial(const UOp *sink) {
+  for (const UOp *n : toposort(sink))
+    if ((n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat()) return true;
+  return false;
+}
+
+// Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
+// (AVX-512F's vscalef) rather than a libm call per element.
+static bool hasVectorLdexp(const llvm::TargetMachine &tm) {
+  return tm.getTargetTriple().isX86() && tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
+}
+
 Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks,
                                       const KernelOptions &kernel, unsigned optLevel, bool keepMLIR,
                                       llvm::TargetMachine &tm) {
@@ -116,9 +130,11 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   loadKernelDialects(mctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
   std::vector<MatmulTile> tiles;
+  KernelOptions kernelOpts = kernel;
+  kernelOpts.vectorLdexp = kernel.vectorLdexp && hasVectorLdexp(tm);
   for (const ScheduleKernel &k : plan.kernels) {
     const UOp *body = tileMatmul(k.sink, kernel, {}, &tiles.emplace_back());
-    Status s = lowerKernelToMLIR(*module, body, KernelSpec{k.symbol, k.numArgs, k.noalias, kernel});
+    Status s = lowerKernelToMLIR(*module, body, KernelSpec{k.symbol, k.numArgs, k.noalias, kernelOpts});
     if (!s) return inKernel(s.error(), k);
   }
   if (hooks.addMLIR)
@@ -142,7 +158,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     // only when the vectorizers are told that width (at 512 bits SLP joins
     // rows and gathers their operands). Gathers are made unattractive too
     // (an x86 feature; other targets would warn about it).
-    if (tiles[i].columns > 0)
+    if (tiles[i].columns > 0) {
       for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
         if (llvm::Function *f = out.module->getFunction(sym)) {
           f->addFnAttr("prefer-vector-width", std::to_string(std::min<int64_t>(tiles[i].columns * 32, 512)));
@@ -150,6 +166,13 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
           std::string fs = tm.getTargetFeatureString().str();
           f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
         }
+    }
+    // A loop evaluating a polynomial transcendental per element is bound by
+    // its ALU work (some 25 vector ops per EXP2), not by memory: the widest
+    // vectors halve that work (KernelOptions::wideVectors).
+    else if (kernel.wideVectors && kernel.polyTranscendentals && evaluatesPolynomial(k.sink))
+      for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
+        if (llvm::Function *f = out.module->getFunction(sym)) f->addFnAttr("prefer-vector-width", "512");
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);

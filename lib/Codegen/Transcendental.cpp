@@ -209,7 +209,7 @@ std::pair<Value, Value> payneHanek(Emitter &e64, Value xd, bool argIs64) {
 
 } // namespace
 
-Value polyExp2(OpBuilder &b, Location loc, Value x) {
+Value polyExp2(OpBuilder &b, Location loc, Value x, bool ldexpScale) {
   Emitter e(b, loc, x.getType());
   // Past these bounds 2^x is inf or 0 anyway; clamping (NaN goes to -lim and is
   // restored at the end) keeps the exponent arithmetic in range.
@@ -220,10 +220,17 @@ Value polyExp2(OpBuilder &b, Location loc, Value x) {
   Value s = e.sub(xc, q); // exact, |s| <= 1/2
   Value p = e.horner(s, e.is64() ? asDoubles(kExp2F64) : asDoubles(kExp2F32));
   // p * 2^q in two steps: each half of q is a normal exponent, and a denormal
-  // result is rounded once, by the second multiply.
+  // result is rounded once, by the second multiply. ldexp rounds p * 2^q once
+  // too, so it gives the same bits in one instruction where the target has it.
   Value qi = e.toInt(q);
-  Value q1 = e.shrs(qi, 1);
-  Value r = e.mul(e.mul(p, e.pow2(q1)), e.pow2(e.subi(qi, q1)));
+  Value r;
+  if (ldexpScale) {
+    Value q32 = e.is64() ? Value(ar::TruncIOp::create(b, loc, b.getI32Type(), qi)) : qi; // |q| <= 1100
+    r = LLVM::LoadExpOp::create(b, loc, x.getType(), p, q32);
+  } else {
+    Value q1 = e.shrs(qi, 1);
+    r = e.mul(e.mul(p, e.pow2(q1)), e.pow2(e.subi(qi, q1)));
+  }
   return e.sel(e.cmp(P::UNO, x, x), x, r);
 }
 

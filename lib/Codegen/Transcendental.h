@@ -23,7 +23,10 @@ namespace tgc::codegen {
 
 /// 2^x, log2(x) and sin(x) for an f32 or f64 `x`, emitted at the builder's
 /// insertion point (sin adds a constant table to the enclosing module).
-mlir::Value polyExp2(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// `ldexpScale`: exp2 scales its polynomial by llvm.ldexp instead of two
+/// multiplies by powers of two built from bits (the same result; only for a
+/// target with an ldexp instruction, e.g. x86 AVX-512's vscalef).
+mlir::Value polyExp2(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, bool ldexpScale = false);
 mlir::Value polyLog2(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 mlir::Value polySin(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 

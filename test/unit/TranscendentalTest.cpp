@@ -34,7 +34,8 @@ template <typename T> DType dtypeOf() {
 }
 
 /// OP applied to every element of `xs` by a compiled kernel.
-template <typename T> std::vector<T> runUnary(Op op, const std::vector<T> &xs, bool poly = true, std::string *llvmIR = nullptr) {
+template <typename T>
+std::vector<T> runUnary(Op op, const std::vector<T> &xs, bool poly = true, std::string *llvmIR = nullptr, bool vectorLdexp = true) {
   Context c;
   DType dt = dtypeOf<T>();
   int64_t n = int64_t(xs.size());
@@ -47,6 +48,7 @@ template <typename T> std::vector<T> runUnary(Op op, const std::vector<T> &xs, b
   CodegenOptions o;
   o.kernel.polyTranscendentals = poly;
   o.kernel.threads = false;
+  o.kernel.vectorLdexp = vectorLdexp;
   o.keepIR = llvmIR != nullptr;
   auto cs = compileLinear(c.get(Op::LINEAR, dtypes::Void, {call}), o);
   REQUIRE_MESSAGE(cs.ok(), (cs.ok() ? "" : cs.error().str()));
@@ -178,6 +180,29 @@ TEST_CASE("transcendental: exp2 polynomial, f32 and f64, <= 1 ULP and exact spec
   report("exp2 f64", d);
   CHECK(d.specialMismatches == 0);
   CHECK(d.maxUlp <= 1.0);
+}
+
+// KernelOptions::vectorLdexp scales exp2's polynomial by llvm.ldexp where the
+// host has a vector ldexp (AVX-512's vscalef): it must round exactly as the two
+// multiplies do, denormal results and overflow included (on other hosts both
+// runs take the multiplies).
+template <typename T> void checkLdexpScaleIsExact(const std::vector<T> &xs) {
+  std::string withIR, withoutIR;
+  std::vector<T> with = runUnary(Op::EXP2, xs, true, &withIR, true), without = runUnary(Op::EXP2, xs, true, &withoutIR, false);
+  CHECK(withoutIR.find("llvm.ldexp") == std::string::npos);
+  if (withIR.find("llvm.ldexp") == std::string::npos) MESSAGE("the host has no vector ldexp: both runs multiply");
+  size_t differ = 0;
+  for (size_t k = 0; k < xs.size(); ++k) differ += std::memcmp(&with[k], &without[k], sizeof(T)) != 0;
+  CHECK_MESSAGE(differ == 0, differ << " of " << xs.size() << " results differ");
+}
+
+TEST_CASE("transcendental: exp2 scaled by ldexp gives the bits of the two multiplies") {
+  std::vector<float> xs = concat(uniform<float>(1 << 16, -160, 140, 5), specials<float>());
+  for (float x = -151.0f; x <= -125.0f; x += 1.0f / 64) xs.push_back(x); // every denormal binade, finely
+  checkLdexpScaleIsExact(xs);
+  std::vector<double> xd = concat(uniform<double>(1 << 14, -1100, 1100, 6), specials<double>());
+  for (double x = -1076.0; x <= -1021.0; x += 1.0 / 64) xd.push_back(x);
+  checkLdexpScaleIsExact(xd);
 }
 
 TEST_CASE("transcendental: log2 polynomial, f32 and f64, <= 1 ULP, denormals, zeros, negatives, inf, NaN") {
