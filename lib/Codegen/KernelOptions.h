@@ -29,8 +29,12 @@ struct KernelOptions {
   bool versionGates = true;
   /// Pack a matmul's column panel into a kernel-local buffer (MatmulTiling.cpp).
   bool packMatmulPanel = true;
+  /// Pack several column tiles per panel and run each row tile over all of
+  /// them, so its rows of the left operand are read from L1 after the first
+  /// tile (MatmulTiling.cpp); needs packMatmulPanel.
+  bool widePanels = true;
 
-  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false}; }
+  static KernelOptions none() { return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false, false}; }
 };
 
 } // namespace tgc::codegen
