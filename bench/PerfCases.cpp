@@ -42,11 +42,13 @@ std::vector<Config> configs(int cores) {
   threaded.threads = true;
   KernelOptions versioned = threaded;
   versioned.versionGates = true;
-  KernelOptions packed = versioned; // everything but the polynomial transcendentals: libm calls
+  KernelOptions packed = versioned;
   packed.packMatmulPanel = true;
+  KernelOptions wide = packed; // everything but the polynomial transcendentals: libm calls
+  wide.widePanels = true;
   return {cfg("plain", plain, 1),          cfg("+reassoc", reassoc, 1),     cfg("+tile", tiled, 1),
           cfg("+threads", threaded, cores), cfg("+gates", versioned, cores), cfg("+pack", packed, cores),
-          cfg("+poly", all, cores)};
+          cfg("+wide", wide, cores),        cfg("+poly", all, cores)};
 }
 
 nlohmann::json runCase(const fs::path &dir, const std::vector<Config> &configs, const BenchOptions &o, const Limits &lim) {

@@ -29,6 +29,11 @@ struct KernelOptions {
   bool versionGates = true;
   /// Pack a matmul's column panel into a kernel-local buffer (MatmulTiling.cpp).
   bool packMatmulPanel = true;
+  /// Pack several column tiles per panel and run each row tile over all of
+  /// them, so its rows of the left operand are read from L1 after the first
+  /// tile (MatmulTiling.cpp); needs packMatmulPanel.
+  bool widePanels = true;
+
   /// Let LLVM vectorize a kernel that evaluates a polynomial transcendental
   /// with the target's widest vectors (`prefer-vector-width`=512: zmm on
   /// AVX-512 CPUs, whose default is 256). Such a loop is bound by its ALU
@@ -41,7 +46,7 @@ struct KernelOptions {
   bool vectorLdexp = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, false, false, false, false, false, false};
   }
 };
 

@@ -3,7 +3,7 @@
 // See MatmulTiling.h. Mirrors the upcast choices of tinygrad's
 // hand_coded_optimizations (codegen/opt/heuristic.py) without its search:
 // the tile size is fixed by the vector width of the target (16 floats for
-// AVX-512, two vectors per tile row, four rows).
+// AVX-512, two vectors per tile row, eight rows).
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/MatmulTiling.h"
@@ -113,10 +113,13 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // not the image rows, whose windows overlap). Otherwise the innermost such
   // axis; a vector-times-matrix kernel has none.
   // Narrower columns get more rows (as many accumulators, so as many
-  // independent FMA chains), down to the requested rows when none divide.
+  // independent FMA chains), at most 16: with two 512-bit vectors per row
+  // (8 rows) or one 256-bit vector (16 rows) that is 16 of the 32 vector
+  // registers, the rest hold the loaded columns and broadcasts. Halved down
+  // to 4 rows (or the requested rows, if fewer) when none divide.
   const UOp *row = nullptr;
-  int64_t rows = tile.rows * requestedColumns / tile.columns;
-  for (; !row && rows >= tile.rows; rows /= 2)
+  int64_t rows = std::min<int64_t>(16, tile.rows * requestedColumns / tile.columns);
+  for (; !row && rows >= std::min<int64_t>(tile.rows, 4); rows /= 2)
     for (bool reuse : {true, false}) {
       for (const UOp *r : ranges) {
         auto n = tripCount(r);
@@ -172,7 +175,6 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
       st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {earlier, part})}, st->arg(), st->tag());
     }
   }
-  const UOp *colOuter = split(col, tile.columns), *rowOuter = row ? split(row, tile.rows) : nullptr;
   // The column panel loop is outermost when it has enough iterations to be
   // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
   // stays where the column axis was.
@@ -184,32 +186,57 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // sequentially. Read in place, the panel's rows are one matrix row apart
   // (4 KiB for 1024 columns): they share a few cache sets and a page each, so
   // the panel does not stay in L1/L2 however it is blocked.
-  const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
   auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
+  bool packs = false;
   if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
       colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
-    const UOp *k = red->src(1);
-    bool onlyKAndColumn = true;
+    packs = true;
     for (const UOp *n : toposort(colLoad->src(1)))
-      if (n->is(Op::RANGE) && n != k && n != col) onlyKAndColumn = false;
-    if (onlyKAndColumn) {
-      const UOp *buf = localBuffer(colLoad->src(0), *kN * tile.columns);
-      const UOp *kp = newRange(col, *kN), *jp = newRange(col, tile.columns);
-      column = newRange(col, tile.columns);
-      auto packedAt = [&](const UOp *kk, const UOp *jj) {
-        const UOp *flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {kk, constLike(kk, tile.columns)}), jj});
-        return ctx.get(Op::INDEX, colLoad->dtype(), {buf, flat});
-      };
-      const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, tile.columns)}), jp})}});
-      pack = ctx.get(Op::END, end->dtype(), {ctx.get(Op::STORE, st->dtype(), {packedAt(kp, jp), copy}), kp, jp}, end->arg());
-      st = substitute(st, {{colLoad, packedAt(k, column)}});
-    }
+      if (n->is(Op::RANGE) && n != red->src(1) && n != col) packs = false;
+  }
+  // Wide panels: a packed panel of up to kMaxSubPanels column tiles, and each
+  // row tile runs over all of them (an output loop inside the row tiles), so
+  // the row tile's rows of the other operand (matmul's A, one matrix row
+  // apart, streamed from beyond L2 once per panel) are read from L1 by the
+  // later column tiles. Only while the panel fits kMaxPanelBytes and enough
+  // panels remain to split over threads.
+  int64_t subPanels = 1;
+  while (packs && opts.widePanels && subPanels < kMaxSubPanels && *colN % (tile.columns * subPanels * 2) == 0 &&
+         *colN / (tile.columns * subPanels * 2) >= kMinWidePanels && *kN * tile.columns * subPanels * 2 * 4 <= kMaxPanelBytes)
+    subPanels *= 2;
+  const int64_t panelColumns = tile.columns * subPanels;
+  const UOp *colOuter = split(col, panelColumns), *rowOuter = row ? split(row, tile.rows) : nullptr;
+  const UOp *sub = subPanels > 1 ? newRange(col, subPanels) : nullptr; // the column tile within a wide panel
+  // The first column of a tile: colOuter * panelColumns (+ sub * columns).
+  auto tileStart = [&](const UOp *s) {
+    const UOp *start = ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, panelColumns)});
+    return s ? ctx.get(Op::ADD, col->dtype(), {start, ctx.get(Op::MUL, col->dtype(), {s, constLike(col, tile.columns)})}) : start;
+  };
+
+  const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
+  if (packs) {
+    const UOp *k = red->src(1);
+    const UOp *buf = localBuffer(colLoad->src(0), *kN * panelColumns);
+    const UOp *kp = newRange(col, *kN), *jp = newRange(col, tile.columns), *sp = sub ? newRange(col, subPanels) : nullptr;
+    column = newRange(col, tile.columns);
+    // P[(s * K + k) * columns + jj]: each column tile's K x columns block is contiguous.
+    auto packedAt = [&](const UOp *s, const UOp *kk, const UOp *jj) {
+      const UOp *flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {kk, constLike(kk, tile.columns)}), jj});
+      if (s) flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {s, constLike(kk, *kN * tile.columns)}), flat});
+      return ctx.get(Op::INDEX, colLoad->dtype(), {buf, flat});
+    };
+    const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {tileStart(sp), jp})}});
+    std::vector<const UOp *> packSrc{ctx.get(Op::STORE, st->dtype(), {packedAt(sp, kp, jp), copy})};
+    if (sp) packSrc.push_back(sp);
+    packSrc.push_back(kp), packSrc.push_back(jp);
+    pack = ctx.get(Op::END, end->dtype(), packSrc, end->arg());
+    st = substitute(st, {{colLoad, packedAt(sub, k, column)}});
   }
   std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j) {
-      std::unordered_map<const UOp *, const UOp *> at_{{col, at(colOuter, tile.columns, j)}};
+      std::unordered_map<const UOp *, const UOp *> at_{{col, ctx.get(Op::ADD, col->dtype(), {tileStart(sub), constLike(col, j)})}};
       if (row) at_[row] = at(rowOuter, tile.rows, i);
       if (column) at_[column] = constLike(column, j);
       stores.push_back(substitute(st, at_));
@@ -220,6 +247,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   for (const UOp *r : ranges)
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
     else if (!panelOuter) endSrc.push_back(colOuter);
+  if (sub) endSrc.push_back(sub); // innermost output loop: a row tile runs over the panel's column tiles
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
   if (pack) // END(GROUP(pack nest, row tiles), panel)
     newEnd = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, st->dtype(), {pack, newEnd}), colOuter}, end->arg());

@@ -11,7 +11,8 @@
 // enough column tiles to split over threads, the tile loop of the column axis
 // becomes the outermost (threaded) loop, and the right-hand operand's column
 // panel is packed into a kernel-local buffer at its top, so every row block
-// reads it sequentially from cache.
+// reads it sequentially from cache; a wide panel packs several column tiles
+// and each row tile runs over all of them.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,7 +23,7 @@
 namespace tgc::codegen {
 
 struct MatmulTile {
-  int64_t rows = 4;     ///< upcast of the row axis
+  int64_t rows = 8;     ///< upcast of the row axis (16 vector accumulators at 32 columns)
   int64_t columns = 32; ///< upcast of the unit-stride column axis
   /// Reduction block kept in cache (not under strict fp); 0 = off. Off by
   /// default: measured slower (matmul_512 1.9 -> 11.8 ms) because the gated
@@ -34,6 +35,11 @@ struct MatmulTile {
 /// The largest panel tileMatmul packs into a kernel-local buffer (it lives
 /// on the stack of the thread running the kernel).
 constexpr int64_t kMaxPanelBytes = 256 * 1024;
+/// A wide packed panel (KernelOptions::widePanels) holds at most this many
+/// column tiles, and is made wide only while at least kMinWidePanels panels
+/// remain for the threads to split.
+constexpr int64_t kMaxSubPanels = 4;
+constexpr int64_t kMinWidePanels = 8;
 
 /// A PARAM in the LOCAL address space: scratch memory of one kernel
 /// invocation (per thread), not a CALL argument.

@@ -3,8 +3,8 @@
 // Padded convolutions (tinygrad's gated loads: INDEX(x, WHERE(valid, idx,
 // Invalid)) under WHERE(valid, x, 0)) and matmuls, with borders and sizes
 // the tiles do not divide, compiled under each optimization config (gate
-// versioning, panel packing, register tiling, threads, none) and compared
-// with a plain double-precision loop nest.
+// versioning, panel packing, wide panels, register tiling, threads, none)
+// and compared with a plain double-precision loop nest.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
@@ -29,6 +29,9 @@ std::vector<std::pair<const char *, CodegenOptions>> configs() {
   CodegenOptions noPack = all;
   noPack.kernel.packMatmulPanel = false;
   out.push_back({"no panel packing", noPack});
+  CodegenOptions narrowPanels = all;
+  narrowPanels.kernel.widePanels = false;
+  out.push_back({"no wide panels", narrowPanels});
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;
   out.push_back({"every kernel threaded", threaded});
@@ -180,5 +183,11 @@ TEST_CASE("tiled kernels: matmul with a packed 8-column panel and an odd reducti
 }
 
 TEST_CASE("tiled kernels: matmul with packed 32-column panels (64x300 by 300x512)") { checkMatmul(64, 300, 512); }
+
+TEST_CASE("tiled kernels: matmul with wide panels of 4 column tiles (32x100 by 100x1024)") { checkMatmul(32, 100, 1024); }
+
+TEST_CASE("tiled kernels: matmul with wide panels of 2 column tiles and an odd reduction (40x37 by 37x512)") {
+  checkMatmul(40, 37, 512);
+}
 
 TEST_CASE("tiled kernels: matmul the tiles do not divide (30x19 by 19x50)") { checkMatmul(30, 19, 50); }
