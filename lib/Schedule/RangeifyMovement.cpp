@@ -90,6 +90,58 @@ static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape
   return memo.add(urngs, inShape, outShape, simplifyValid(sink(ctx, axesOut), /*dropAndClauses=*/true));
 }
 
+// substitute() for a map whose keys are RANGEs: a subgraph whose RANGE id
+// span misses the keys' holds no key and is kept as it is, so only the
+// paths to the replaced ranges are rebuilt. Falls back to substitute() when
+// a rebuilt node refers to UOps from its arg.
+static const UOp *substituteRanges(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (auto [k, v] : map) {
+    if (!k->is(Op::RANGE)) return substitute(root, map);
+    lo = std::min(lo, k->id());
+    hi = std::max(hi, k->id());
+  }
+  auto untouched = [&](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
+  PtrMap<const UOp *> done(64);
+  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[u, next] = stack.back();
+    if (done.contains(u)) {
+      stack.pop_back();
+      continue;
+    }
+    if (auto it = map.find(u); it != map.end() || untouched(u)) {
+      done.insert(u, it != map.end() ? it->second : u);
+      stack.pop_back();
+      continue;
+    }
+    if (next < u->numSrc()) {
+      const UOp *s = u->src(next++);
+      if (!done.contains(s)) stack.push_back({s, 0});
+      continue;
+    }
+    if (u->arg().containsUOp()) return substitute(root, map);
+    std::vector<const UOp *> src;
+    bool changed = false;
+    for (const UOp *s : u->src()) {
+      src.push_back(*done.find(s));
+      changed |= src.back() != s;
+    }
+    const UOp *out = changed ? u->context().get(u->op(), u->dtype(), src, u->arg(), u->tag()) : u;
+    const UOp *self = u;
+    stack.pop_back();
+    done.insert(self, out);
+  }
+  return *done.find(root);
+}
+
+// The arg of the i-th PLACEHOLDER range (made once per i: every RESHAPE asks).
+static const Value &placeholderArg(size_t i) {
+  static std::vector<Value> args;
+  while (args.size() <= i) args.push_back(rangeArg(int64_t(args.size()), "PLACEHOLDER"));
+  return args[i];
+}
+
 static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape, const IShape &outShape,
                                              const std::vector<const UOp *> &rngs) {
   const UOp *key = sink(ctx, rngs);
@@ -104,12 +156,12 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
   std::vector<const UOp *> rs = rc.ranges(s);
   for (size_t i = 0; i < rs.size(); ++i) {
     const UOp *r = rs[i];
-    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, rangeArg(int64_t(i), "PLACEHOLDER"), r->tag());
+    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(i), r->tag());
     toPlaceholder[r] = p;
     back[p] = r;
   }
-  const UOp *out = applyReshape(ctx, inShape, outShape, substitute(s, toPlaceholder));
-  out = substitute(out, back);
+  const UOp *out = applyReshape(ctx, inShape, outShape, substituteRanges(s, toPlaceholder));
+  out = substituteRanges(out, back);
   return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }
 
