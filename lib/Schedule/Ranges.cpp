@@ -100,22 +100,12 @@ const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
   if (!root->hasRangeBelow()) return kNoRanges;
   PtrMap<std::vector<const UOp *>> &t = root->context().analysis<RangeTables>().ranges;
   if (const auto *done = t.find(root)) return *done;
-  // iteratively, sources first: a chain of a million nodes does not recurse
-  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[u, next] = stack.back();
-    if (next < u->numSrc()) {
-      const UOp *s = u->src(next++);
-      if (s->hasRangeBelow() && !t.contains(s)) stack.push_back({s, 0});
-      continue;
-    }
-    const UOp *done = u;
-    stack.pop_back();
-    if (!t.contains(done)) {
-      std::vector<const UOp *> r = computeRanges(t, done);
-      t[done] = std::move(r);
-    }
-  }
+  visitUnknownSourcesFirst(
+      root, [&](const UOp *s) { return !s->hasRangeBelow() || t.contains(s); },
+      [&](const UOp *u) {
+        std::vector<const UOp *> r = computeRanges(t, u);
+        t[u] = std::move(r);
+      });
   return *t.find(root);
 }
 

@@ -1,6 +1,7 @@
 //===- StoreHazard.cpp - fix_store_hazard's question, answered once per graph ===//
 #include "Schedule/StoreHazard.h"
 
+#include "Schedule/Ranges.h"
 #include "Schedule/Sugar.h"
 
 #include <unordered_set>
@@ -36,24 +37,14 @@ StoreHazardIndex::StoreHazardIndex(const UOp *root) {
 }
 
 size_t StoreHazardIndex::entry(const UOp *root) {
-  if (const size_t *done = at_.find(root)) return *done;
-  // iteratively, sources first (chains of any length)
-  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[u, next] = stack.back();
-    if (next < u->numSrc()) {
-      const UOp *s = u->src(next++);
-      if (!at_.contains(s)) stack.push_back({s, 0});
-      continue;
-    }
-    const UOp *done = u;
-    stack.pop_back();
-    if (at_.contains(done)) continue;
-    size_t at = bits_.size();
-    bits_.resize(at + NumKinds * words_, 0);
-    fill(done, at);
-    at_.insert(done, at);
-  }
+  visitUnknownSourcesFirst(
+      root, [&](const UOp *s) { return at_.contains(s); },
+      [&](const UOp *u) {
+        size_t at = bits_.size();
+        bits_.resize(at + NumKinds * words_, 0);
+        fill(u, at);
+        at_.insert(u, at);
+      });
   return *at_.find(root);
 }
 
