@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Schedule/RangeifyPasses.h"
 
+#include "IR/PtrMap.h"
 #include "IR/Symbolic.h"
 #include "Schedule/Mops.h"
 
@@ -104,11 +105,16 @@ const PatternMatcher &constBufferFolding() {
   return pm;
 }
 
-// remove_bufferize: the cost model deciding whether a STAGE is recomputed per use.
-static const UOp *removeBufferize(const UOp *src, const UOp *buf, const UOp *idx) {
-  if (buf->numSrc() != idx->numSrc()) fail(idx, "index on wrong bufferize");
-  if (isAlwaysRun(src) || !stageOpts(buf).removable) return nullptr;
+// remove_bufferize's cost model: whether the STAGE of `src` must stay a
+// buffer. It reads src alone, and a STAGE read through several INDEXes asks
+// it once per reader, so the verdict is memoized per node in its Context.
+namespace {
+struct KeepBufferMemo {
+  PtrMap<bool> keep{256};
+};
+} // namespace
 
+static bool computeKeepBuffer(const UOp *src) {
   std::vector<const UOp *> accessed, reduces;
   std::unordered_set<const UOp *> seenAccessed;
   auto access = [&](const UOp *b) {
@@ -131,7 +137,7 @@ static const UOp *removeBufferize(const UOp *src, const UOp *buf, const UOp *idx
   };
   toposort(src, o);
   // generated from many buffers: keep it
-  if (accessed.size() > 3) return nullptr;
+  if (accessed.size() > 3) return true;
   // a reduce that reads a buffer: keep it
   bool bufferInReduce = false;
   ToposortOptions ro;
@@ -142,7 +148,21 @@ static const UOp *removeBufferize(const UOp *src, const UOp *buf, const UOp *idx
   std::vector<const UOp *> rsrc;
   for (const UOp *r : reduces) rsrc.push_back(r->src(0));
   if (!rsrc.empty()) toposort(std::span<const UOp *const>(rsrc), ro);
-  if (bufferInReduce) return nullptr;
+  return bufferInReduce;
+}
+
+static bool keepBuffer(const UOp *src) {
+  PtrMap<bool> &memo = src->context().analysis<KeepBufferMemo>().keep;
+  if (const bool *done = memo.find(src)) return *done;
+  bool keep = computeKeepBuffer(src);
+  memo.insert(src, keep);
+  return keep;
+}
+
+// remove_bufferize: a STAGE read back through an INDEX is recomputed per use unless the cost model keeps it.
+static const UOp *removeBufferize(const UOp *src, const UOp *buf, const UOp *idx) {
+  if (buf->numSrc() != idx->numSrc()) fail(idx, "index on wrong bufferize");
+  if (isAlwaysRun(src) || !stageOpts(buf).removable || keepBuffer(src)) return nullptr;
 
   // inline: the STAGE's ranges become the INDEX's expressions
   std::unordered_map<const UOp *, const UOp *> replaced;

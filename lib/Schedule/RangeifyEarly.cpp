@@ -12,10 +12,10 @@
 
 #include "Schedule/Mops.h"
 #include "Schedule/RangeifyMovement.h"
+#include "Schedule/StoreHazard.h"
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
 
 namespace tgc::rangeify {
 
@@ -105,23 +105,11 @@ static const UOp *resolveFunction(const UOp *c) {
 
 // fix_store_hazard: the assigned value reads its destination through a
 // reordering view, so it must be computed into a temporary first.
-static const UOp *fixStoreHazard(const UOp *target, const UOp *src) {
-  const UOp *b = base(target);
-  if (!inBackwardSlice(b, src)) return nullptr;
-  bool targetShrinks = false;
-  for (const UOp *u : toposort(target)) targetShrinks |= u->is(Op::SHRINK);
-  ToposortOptions o;
-  o.gate = [](const UOp *s) { return !s->is(Op::CONTIGUOUS); };
-  std::unordered_set<const UOp *> reaches;
-  for (const UOp *s : toposort(src, o)) {
-    bool r = s == b;
-    for (const UOp *c : s->src()) r |= reaches.count(c) > 0;
-    if (!r) continue;
-    reaches.insert(s);
-    bool unsafe = s->is(Op::PERMUTE) || s->is(Op::FLIP) || (targetShrinks && s->is(Op::SHRINK));
-    if (unsafe && !(s == target && s->is(Op::SHRINK))) return store(target, contiguous(src));
-  }
-  return nullptr;
+// earliestRewritesPass answers the question from a StoreHazardIndex.
+static const UOp *fixStoreHazard(Match &m) {
+  const UOp *target = m["target"], *src = m["src"];
+  bool hazard = m.hasCtx() ? m.ctx<StoreHazardIndex>().hazard(target, src) : storeHazardWalk(target, src);
+  return hazard ? store(target, contiguous(src)) : nullptr;
 }
 
 static const UOp *identityElement(const UOp *reduce) {
@@ -180,8 +168,7 @@ const PatternMatcher &earliestRewrites() {
              if (maybeShape(m["dst"]) != maybeShape(m["src"])) return nullptr;
              return store(m["dst"], m["src"]);
            }),
-      rule(UPat(Op::STORE).src({var("target"), var("src")}),
-           [](Match &m) { return fixStoreHazard(m["target"], m["src"]); }),
+      rule(UPat(Op::STORE).src({var("target"), var("src")}), fixStoreHazard),
       // two STOREs of the same value to the same place
       rule(UPat(Op::AFTER).src({UPat(Op::AFTER).src({var("buf"), UPat(Op::STORE).src({var("buf"), var("src")})}).named("a1"),
                                 UPat(Op::STORE).src({var("a1"), var("src")})}),
@@ -216,6 +203,10 @@ const PatternMatcher &earliestRewrites() {
            [](Match &m) -> const UOp * {
              const UOp *x = m["x"];
              if (x->is(Op::SINK)) return nullptr;
+             // every node asks: a static shape without a 0 answers before maybeShape copies it
+             if (const Shape *d = x->shape();
+                 d && std::none_of(d->begin(), d->end(), [](const Dim &k) { return !k.isStatic() || k.value == 0; }))
+               return nullptr;
              std::optional<IShape> s = maybeShape(x);
              if (!s || std::find(s->begin(), s->end(), 0) == s->end()) return nullptr;
              const UOp *c = constLike(x, Value::integer(0));
@@ -259,7 +250,8 @@ const UOp *earliestRewritesPass(const UOp *sink) {
   for (const UOp *u : toposort(sink))
     if (u->is(Op::UNSHARD) || u->is(Op::ALLREDUCE))
       fail(u, "multi-device graphs (" + std::string(opName(u->op())) + ") are not supported by the scheduler yet");
-  return rewrite(sink, earliestRewrites(), preOrder());
+  StoreHazardIndex hazards(sink);
+  return rewrite(sink, earliestRewrites(), hazards, preOrder());
 }
 
 } // namespace tgc::rangeify

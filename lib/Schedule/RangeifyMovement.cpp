@@ -9,6 +9,7 @@
 #include "Schedule/RangeifyMovement.h"
 
 #include "IR/GraphRewrite.h"
+#include "IR/PtrMap.h"
 #include "IR/Symbolic.h"
 
 #include <numeric>
@@ -35,9 +36,44 @@ const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
   return *r;
 }
 
+namespace {
+/// tinygrad caches _apply_reshape and apply_movement_op (functools.cache):
+/// both are pure functions of interned nodes and shapes, so per Context the
+/// result for a node key and a pair of shapes never changes. `Result` is the
+/// node (_apply_reshape) or the index list (apply_movement_op).
+template <typename Result> class ReshapeMemo {
+public:
+  const Result *find(const UOp *key, const IShape &in, const IShape &out) const {
+    if (const auto *entries = table_.find(key))
+      for (const Entry &e : *entries)
+        if (e.in == in && e.out == out) return &e.result;
+    return nullptr;
+  }
+  const Result &add(const UOp *key, IShape in, IShape out, Result r) {
+    std::vector<Entry> &entries = table_[key];
+    entries.push_back({std::move(in), std::move(out), std::move(r)});
+    return entries.back().result;
+  }
+
+private:
+  struct Entry {
+    IShape in, out;
+    Result result;
+  };
+  PtrMap<std::vector<Entry>> table_{256};
+};
+
+struct ReshapeMemos {
+  ReshapeMemo<const UOp *> placeholders;        ///< _apply_reshape(in, out, placeholder sink)
+  ReshapeMemo<std::vector<const UOp *>> ranges; ///< apply_movement_op(RESHAPE, in, out, ranges sink)
+};
+} // namespace
+
 // tinygrad's _apply_reshape: linearize the output index row-major, then peel
 // the input coordinates off from the back, and let symbolic fold the div/mods.
 static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
+  ReshapeMemo<const UOp *> &memo = ctx.analysis<ReshapeMemos>().placeholders;
+  if (const UOp *const *done = memo.find(urngs, inShape, outShape)) return *done;
   int64_t acc = 1;
   std::vector<const UOp *> axesIn;
   for (size_t k = outShape.size(); k-- > 0;) {
@@ -51,13 +87,68 @@ static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape
     combined = combined / inShape[k];
   }
   std::reverse(axesOut.begin(), axesOut.end());
-  return simplifyValid(sink(ctx, axesOut), /*dropAndClauses=*/true);
+  return memo.add(urngs, inShape, outShape, simplifyValid(sink(ctx, axesOut), /*dropAndClauses=*/true));
+}
+
+// substitute() for a map whose keys are RANGEs: a subgraph whose RANGE id
+// span misses the keys' holds no key and is kept as it is, so only the
+// paths to the replaced ranges are rebuilt. Falls back to substitute() when
+// a rebuilt node refers to UOps from its arg.
+static const UOp *substituteRanges(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (auto [k, v] : map) {
+    if (!k->is(Op::RANGE)) return substitute(root, map);
+    lo = std::min(lo, k->id());
+    hi = std::max(hi, k->id());
+  }
+  auto untouched = [&](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
+  PtrMap<const UOp *> done(64);
+  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[u, next] = stack.back();
+    if (done.contains(u)) {
+      stack.pop_back();
+      continue;
+    }
+    if (auto it = map.find(u); it != map.end() || untouched(u)) {
+      done.insert(u, it != map.end() ? it->second : u);
+      stack.pop_back();
+      continue;
+    }
+    if (next < u->numSrc()) {
+      const UOp *s = u->src(next++);
+      if (!done.contains(s)) stack.push_back({s, 0});
+      continue;
+    }
+    if (u->arg().containsUOp()) return substitute(root, map);
+    std::vector<const UOp *> src;
+    bool changed = false;
+    for (const UOp *s : u->src()) {
+      src.push_back(*done.find(s));
+      changed |= src.back() != s;
+    }
+    const UOp *out = changed ? u->context().get(u->op(), u->dtype(), src, u->arg(), u->tag()) : u;
+    const UOp *self = u;
+    stack.pop_back();
+    done.insert(self, out);
+  }
+  return *done.find(root);
+}
+
+// The arg of the i-th PLACEHOLDER range (made once per i: every RESHAPE asks).
+static const Value &placeholderArg(size_t i) {
+  static std::vector<Value> args;
+  while (args.size() <= i) args.push_back(rangeArg(int64_t(args.size()), "PLACEHOLDER"));
+  return args[i];
 }
 
 static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape, const IShape &outShape,
                                              const std::vector<const UOp *> &rngs) {
+  const UOp *key = sink(ctx, rngs);
+  ReshapeMemo<std::vector<const UOp *>> &memo = ctx.analysis<ReshapeMemos>().ranges;
+  if (const std::vector<const UOp *> *done = memo.find(key, inShape, outShape)) return *done;
   // applies any commutative flips to the rngs early, as tinygrad does
-  const UOp *s = symSimplify(sink(ctx, rngs));
+  const UOp *s = symSimplify(key);
   // swap the ranges for PLACEHOLDER copies so that the simplification only
   // sees their bounds (tinygrad caches the result on the placeholders)
   RangeCache &rc = rangeCache();
@@ -65,13 +156,13 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
   std::vector<const UOp *> rs = rc.ranges(s);
   for (size_t i = 0; i < rs.size(); ++i) {
     const UOp *r = rs[i];
-    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, rangeArg(int64_t(i), "PLACEHOLDER"), r->tag());
+    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(i), r->tag());
     toPlaceholder[r] = p;
     back[p] = r;
   }
-  const UOp *out = applyReshape(ctx, inShape, outShape, substitute(s, toPlaceholder));
-  out = substitute(out, back);
-  return {out->src().begin(), out->src().end()};
+  const UOp *out = applyReshape(ctx, inShape, outShape, substituteRanges(s, toPlaceholder));
+  out = substituteRanges(out, back);
+  return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }
 
 std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,

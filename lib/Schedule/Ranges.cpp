@@ -72,18 +72,24 @@ static void addUnique(std::vector<const UOp *> &out, const UOp *r) {
   if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
 }
 
+// A node with no RANGE in its backward slice (its RANGE id span is empty) has
+// no ranges: those nodes (constants, buffers, shapes) get no table entry and
+// are not walked.
+static const std::vector<const UOp *> kNoRanges;
+
 // tinygrad's UOp.ranges for u, whose srcs' entries are all in `t`.
 static std::vector<const UOp *> computeRanges(PtrMap<std::vector<const UOp *>> &t, const UOp *u) {
   std::vector<const UOp *> ret;
   if (u->is(Op::RANGE)) ret.push_back(u);
   for (const UOp *s : u->src())
-    for (const UOp *r : *t.find(s)) addUnique(ret, r);
+    if (s->hasRangeBelow())
+      for (const UOp *r : *t.find(s)) addUnique(ret, r);
   std::vector<const UOp *> ended = RangeCache::endedRanges(u);
   if (ended.empty() || ret.empty()) return ret;
   std::vector<const UOp *> drop;
   for (const UOp *er : ended) {
     if (er->is(Op::RANGE)) addUnique(drop, er);
-    else
+    else if (er->hasRangeBelow())
       for (const UOp *r : *t.find(er)) addUnique(drop, r);
   }
   std::erase_if(ret, [&](const UOp *r) { return std::find(drop.begin(), drop.end(), r) != drop.end(); });
@@ -91,24 +97,15 @@ static std::vector<const UOp *> computeRanges(PtrMap<std::vector<const UOp *>> &
 }
 
 const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
+  if (!root->hasRangeBelow()) return kNoRanges;
   PtrMap<std::vector<const UOp *>> &t = root->context().analysis<RangeTables>().ranges;
   if (const auto *done = t.find(root)) return *done;
-  // iteratively, sources first: a chain of a million nodes does not recurse
-  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[u, next] = stack.back();
-    if (next < u->numSrc()) {
-      const UOp *s = u->src(next++);
-      if (!t.contains(s)) stack.push_back({s, 0});
-      continue;
-    }
-    const UOp *done = u;
-    stack.pop_back();
-    if (!t.contains(done)) {
-      std::vector<const UOp *> r = computeRanges(t, done);
-      t[done] = std::move(r);
-    }
-  }
+  visitUnknownSourcesFirst(
+      root, [&](const UOp *s) { return !s->hasRangeBelow() || t.contains(s); },
+      [&](const UOp *u) {
+        std::vector<const UOp *> r = computeRanges(t, u);
+        t[u] = std::move(r);
+      });
   return *t.find(root);
 }
 

@@ -20,6 +20,26 @@ namespace tgc::rangeify {
 std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
                                        bool enterCalls = true);
 
+/// Calls visit(u) once for every node under root (root included) that
+/// known(u) does not hold, sources before users, iteratively (chains of any
+/// length). known(u) must hold once visit(u) has run; a known node is not
+/// entered, which is how a memo table fills only what it lacks.
+template <typename Known, typename Visit> void visitUnknownSourcesFirst(const UOp *root, Known known, Visit visit) {
+  if (known(root)) return;
+  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    auto &[u, next] = stack.back();
+    if (next < u->numSrc()) {
+      const UOp *s = u->src(next++);
+      if (!known(s)) stack.push_back({s, 0});
+      continue;
+    }
+    const UOp *done = u;
+    stack.pop_back();
+    if (!known(done)) visit(done);
+  }
+}
+
 /// tinygrad's `ranges` / `ended_ranges`, memoized per node in the node's
 /// Context (tinygrad caches them on the UOp: nodes are immutable, so the
 /// answers never go stale). The lists keep tinygrad's dict order (sources

@@ -38,11 +38,8 @@ static const UOp *reduceUnparented(const UOp *red) {
   return ret;
 }
 
-static bool noRange(const UOp *u) {
-  for (const UOp *x : toposort(u))
-    if (x->is(Op::RANGE)) return false;
-  return true;
-}
+// no RANGE in u's backward slice: every node knows the id span of the RANGEs below it
+static bool noRange(const UOp *u) { return !u->hasRangeBelow(); }
 
 const PatternMatcher &reduceUnparentedPM() {
   static const PatternMatcher pm({

@@ -3,6 +3,7 @@
 // counts tinygrad gives for them, pipeline-schedule.md §3.4), and the shape
 // of the kernels and kernel graph.
 #include "IR/Symbolic.h"
+#include "IR/TextFormat.h"
 #include "Schedule/Callify.h"
 #include "Schedule/RangeifyIndexing.h"
 #include "Schedule/RangeifyMovement.h"
@@ -95,6 +96,34 @@ TEST_CASE("rangeify: movement ops as index expressions") {
     CHECK(in[0]->is(Op::WHERE));
     CHECK(isInvalid(in[0]->src(2)));
   }
+}
+
+TEST_CASE("rangeify: memoized RESHAPE index lists are what a fresh computation gives") {
+  // the memos (per index list, and per PLACEHOLDER sink as tinygrad's
+  // _apply_reshape cache) must answer exactly what the computation would
+  auto reshapeIn = [](Context &c, int64_t firstAxis) {
+    const UOp *r0 = range(c, 6, firstAxis), *r1 = range(c, 4, firstAxis + 1);
+    return applyMovement(c, Op::RESHAPE, {2, 3, 4}, {6, 4}, {r0, UOpRef(r1) + 0});
+  };
+  auto textOf = [](const UOp *u) {
+    Graph g;
+    g.roots = {u};
+    return printText(g);
+  };
+  Context shared, fresh1, fresh2;
+  std::vector<const UOp *> first = reshapeIn(shared, 0);
+  CHECK(reshapeIn(shared, 0) == first); // a hit on the index list
+  // other ranges of the same sizes: a hit on the PLACEHOLDER form, substituted back to these ranges
+  std::vector<const UOp *> other = reshapeIn(shared, 5);
+  std::vector<const UOp *> want0 = reshapeIn(fresh1, 0), want5 = reshapeIn(fresh2, 5);
+  REQUIRE(first.size() == 3);
+  REQUIRE(other.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(textOf(first[i]) == textOf(want0[i]));
+    CHECK(textOf(other[i]) == textOf(want5[i]));
+  }
+  // the ranges of the second list are its own
+  CHECK(rangeCache().rangesOf(other) != rangeCache().rangesOf(first));
 }
 
 TEST_CASE("rangeify: kernel counts of small fusions") {
