@@ -1,6 +1,7 @@
 //===- UOp.cpp - interning, toposort, substitution ------------------------===//
 #include "IR/UOp.h"
 
+#include "IR/NodeTable.h"
 #include "IR/PtrMap.h"
 
 #include <algorithm>
@@ -183,18 +184,34 @@ void Context::setMemo(const void *fn, const UOp *u, const UOp *result) {
   (*memos_.back().second)[u] = result;
 }
 
+namespace {
+// Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
+// its node's srcs in place; only argRefs needs a list of its own.
+struct ToposortFrame {
+  const UOp *u;
+  uint32_t next, end; // next src index, one past the last to visit
+  uint32_t refs;      // start of this frame's arg/tag references in `refs`, or UINT32_MAX
+};
+// Pooled: most sorts are small ones from rule callbacks (NodeTable.h).
+struct ToposortScratch {
+  struct Empty {};
+  NodeTable<Empty> visited;
+  std::vector<ToposortFrame> stack;
+  std::vector<const UOp *> refs;
+};
+} // namespace
+
 std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
   std::vector<const UOp *> order;
-  PtrSet visited;
-  // Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
-  // its node's srcs in place; only argRefs needs a list of its own.
-  struct Frame {
-    const UOp *u;
-    uint32_t next, end;  // next src index, one past the last to visit
-    uint32_t refs;       // start of this frame's arg/tag references in `refs`, or UINT32_MAX
-  };
-  std::vector<Frame> stack;
-  std::vector<const UOp *> refs;
+  if (roots.empty()) return order;
+  ScratchPool<ToposortScratch>::Lease scratch;
+  NodeTable<ToposortScratch::Empty> &visited = scratch->visited;
+  std::vector<ToposortFrame> &stack = scratch->stack;
+  std::vector<const UOp *> &refs = scratch->refs;
+  visited.reset(roots[0]->context());
+  stack.clear();
+  refs.clear();
+  using Frame = ToposortFrame;
   auto push = [&](const UOp *u) {
     if (!visited.insert(u)) return;
     Frame f{u, 0, 0, UINT32_MAX};
