@@ -119,7 +119,7 @@ void Context::growTable() {
 }
 
 const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag) {
-  size_t h = hashMix(size_t(op) + 1, dtype ? std::hash<std::string_view>()(dtype.name()) : 0);
+  size_t h = hashMix(size_t(op) + 1, dtype.stableHash());
   for (const UOp *s : src) h = hashMix(h, s->hash());
   h = hashMix(h, src.size());
   h = hashMix(h, arg.hash());

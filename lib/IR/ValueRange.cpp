@@ -240,6 +240,11 @@ ValueRange computeRange(const UOp *u) {
 
 const ValueRange &UOp::vrange() const {
   if (vrange_) return *vrange_;
+  auto src = this->src();
+  if (std::all_of(src.begin(), src.end(), [](const UOp *s) { return s->vrange_ != nullptr; })) {
+    vrange_ = std::make_shared<const ValueRange>(computeRange(this)); // the usual case: a new node over known srcs
+    return *vrange_;
+  }
   // Post-order over the nodes without a cached range: srcs before users.
   std::vector<std::pair<const UOp *, size_t>> stack{{this, 0}};
   while (!stack.empty()) {
