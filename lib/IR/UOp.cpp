@@ -258,9 +258,20 @@ std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<con
   return out;
 }
 
+namespace {
+struct SubstituteScratch {
+  NodeTable<const UOp *> done;
+  std::vector<const UOp *> src;
+};
+} // namespace
+
 std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
                                     const std::unordered_map<const UOp *, const UOp *> &map) {
-  std::unordered_map<const UOp *, const UOp *> done;
+  if (roots.empty()) return {};
+  ScratchPool<SubstituteScratch>::Lease scratch;
+  NodeTable<const UOp *> &done = scratch->done;
+  std::vector<const UOp *> &src = scratch->src;
+  done.reset(roots[0]->context());
   // Replaced nodes are taken verbatim, so do not descend below them.
   ToposortOptions opts;
   opts.gate = [&](const UOp *u) { return !map.count(u); };
@@ -269,22 +280,25 @@ std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
       done[u] = it->second;
       continue;
     }
-    std::vector<const UOp *> src;
-    src.reserve(u->numSrc());
+    src.clear();
     bool changed = false;
     for (const UOp *s : u->src()) {
-      src.push_back(done.at(s));
+      src.push_back(*done.find(s));
       changed |= src.back() != s;
     }
-    Value arg = u->arg().containsUOp() ? u->arg().mapUOps([&](const UOp *r) {
-      auto it = done.find(r);
-      return it == done.end() ? substitute(r, map) : it->second;
-    }) : u->arg();
+    if (!u->arg().containsUOp()) {
+      done[u] = changed ? u->context().intern(u->op(), u->dtype(), src, u->arg(), u->tag()) : u;
+      continue;
+    }
+    Value arg = u->arg().mapUOps([&](const UOp *r) {
+      const UOp *const *d = done.find(r);
+      return d ? *d : substitute(r, map);
+    });
     changed |= !(arg == u->arg());
-    done[u] = changed ? u->context().get(u->op(), u->dtype(), std::move(src), std::move(arg), u->tag()) : u;
+    done[u] = changed ? u->context().intern(u->op(), u->dtype(), src, std::move(arg), u->tag()) : u;
   }
   std::vector<const UOp *> out;
-  for (const UOp *r : roots) out.push_back(done.at(r));
+  for (const UOp *r : roots) out.push_back(*done.find(r));
   return out;
 }
 
