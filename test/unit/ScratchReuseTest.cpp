@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "IR/GraphRewrite.h"
 #include "IR/NodeTable.h"
+#include "IR/SymbolicUtil.h"
 
 #include <doctest/doctest.h>
 
@@ -181,4 +182,32 @@ TEST_CASE("scratch reuse: NodeTable resets in O(1) and grows past the context si
   CHECK(ScratchPool<Pooled>::idle() == idle + 2);
   ScratchPool<Pooled>::Lease again;
   CHECK(again->uses == 1); // the last one returned (outer) is the first reused, buffers and all
+}
+
+TEST_CASE("scratch reuse: backward-slice queries, pruned by creation order") {
+  Context c;
+  const UOp *x = range(c, 0), *y = range(c, 1);
+  const UOp *sx = add(c, x, c.constInt(1));
+  const UOp *u = mul(c, sx, add(c, sx, y)); // sx is shared: seen once
+  CHECK(sym::inBackwardSliceWithSelf(x, u));
+  CHECK(sym::inBackwardSliceWithSelf(u, u));
+  CHECK(sym::inBackwardSliceWithSelf(sx, u));
+  CHECK_FALSE(sym::inBackwardSliceWithSelf(u, sx));               // a user is never below its src
+  const UOp *later = range(c, 2);                                 // made after u
+  CHECK_FALSE(sym::inBackwardSliceWithSelf(later, u));
+  const UOp *z = c.constInt(7);                                   // older than u, not below it
+  CHECK_FALSE(sym::inBackwardSliceWithSelf(z, u));
+  CHECK(sym::inBackwardSliceWithSelf(c.constInt(4), u));          // the RANGEs' end, made first
+  CHECK(sym::backwardSliceSize(u) == 6);                          // x, y, their end 4, 1, sx, sx+y
+  CHECK(sym::opInBackwardSliceWithSelf(u, OpSet{Op::RANGE}));
+  CHECK_FALSE(sym::opInBackwardSliceWithSelf(sx, OpSet{Op::MUL}));
+  // a query inside a toposort's gate keeps both walks apart
+  ToposortOptions gated;
+  bool allBelow = true;
+  gated.gate = [&](const UOp *n) {
+    allBelow &= sym::inBackwardSliceWithSelf(n, u);
+    return true;
+  };
+  toposort(u, gated);
+  CHECK(allBelow);
 }
