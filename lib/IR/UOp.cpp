@@ -198,19 +198,21 @@ struct ToposortScratch {
   NodeTable<Empty> visited;
   std::vector<ToposortFrame> stack;
   std::vector<const UOp *> refs;
+  std::vector<const UOp *> order; // built here, returned as one exact-size copy
 };
 } // namespace
 
 std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
-  std::vector<const UOp *> order;
-  if (roots.empty()) return order;
+  if (roots.empty()) return {};
   ScratchPool<ToposortScratch>::Lease scratch;
   NodeTable<ToposortScratch::Empty> &visited = scratch->visited;
   std::vector<ToposortFrame> &stack = scratch->stack;
   std::vector<const UOp *> &refs = scratch->refs;
+  std::vector<const UOp *> &order = scratch->order;
   visited.reset(roots[0]->context());
   stack.clear();
   refs.clear();
+  order.clear();
   using Frame = ToposortFrame;
   auto push = [&](const UOp *u) {
     if (!visited.insert(u)) return;
@@ -243,7 +245,7 @@ std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const Topos
       }
     }
   }
-  return order;
+  return std::vector<const UOp *>(order.begin(), order.end());
 }
 
 std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<const UOp *const> roots) {
