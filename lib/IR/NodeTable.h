@@ -121,4 +121,24 @@ private:
   }
 };
 
+/// Stable storage for a fact a Context keeps per node for as long as the
+/// nodes (held through Context::analysis): one allocation per kChunk facts,
+/// laid out in the order they were made, instead of one per node.
+template <typename T> class NodeArena {
+public:
+  /// A new value-initialized T, at an address that stays valid.
+  T *make() {
+    if (chunks_.empty() || used_ == kChunk) {
+      chunks_.push_back(std::make_unique<T[]>(kChunk));
+      used_ = 0;
+    }
+    return &chunks_.back()[used_++];
+  }
+
+private:
+  static constexpr size_t kChunk = 256;
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  size_t used_ = 0;
+};
+
 } // namespace tgc

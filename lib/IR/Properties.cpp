@@ -11,6 +11,7 @@
 // source has an invalid shape gets an error that points at that source.
 //
 //===----------------------------------------------------------------------===//
+#include "IR/NodeTable.h"
 #include "IR/UOp.h"
 
 #include <algorithm>
@@ -475,13 +476,13 @@ struct UOp::PropertyCache : Props {
       if (!u->props_) fillOne(u);
   }
   static void fillOne(const UOp *u) {
-    auto p = std::make_shared<PropertyCache>();
+    PropertyCache *p = u->context().analysis<NodeArena<PropertyCache>>().make();
     ShapeOr s = computeShape(u, &filled);
     p->shape = std::move(s.shape);
     p->shapeError = std::move(s.error);
     p->device = computeDevice(u, &filled);
     p->addrspace = computeAddrSpace(u, &filled);
-    u->props_ = std::move(p);
+    u->props_ = p;
   }
 };
 
