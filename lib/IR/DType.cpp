@@ -9,27 +9,36 @@ namespace tgc {
 
 namespace {
 using K = DTypeKind;
+// FNV-1a, computed at compile time.
+constexpr size_t nameHash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
+  return size_t(h);
+}
+constexpr DTypeInfo info(std::string_view name, std::string_view cname, int bitsize, int priority, char fmt, K kind) {
+  return DTypeInfo{name, cname, bitsize, priority, fmt, kind, nameHash(name)};
+}
 // Field values as tinygrad's dtype.py declares them (priority, bitsize, cname, fmt).
-const DTypeInfo kVoid{"void", "void", 0, -1, 0, K::Void};
-const DTypeInfo kBool{"bool", "bool", 1, 0, '?', K::Bool};
-const DTypeInfo kInt8{"int8", "signed char", 8, 1, 'b', K::SInt};
-const DTypeInfo kUInt8{"uint8", "unsigned char", 8, 2, 'B', K::UInt};
-const DTypeInfo kInt16{"int16", "short", 16, 3, 'h', K::SInt};
-const DTypeInfo kUInt16{"uint16", "unsigned short", 16, 4, 'H', K::UInt};
-const DTypeInfo kInt32{"int32", "int", 32, 5, 'i', K::SInt};
-const DTypeInfo kUInt32{"uint32", "unsigned int", 32, 6, 'I', K::UInt};
-const DTypeInfo kInt64{"int64", "long", 64, 7, 'q', K::SInt};
-const DTypeInfo kUInt64{"uint64", "unsigned long", 64, 8, 'Q', K::UInt};
-const DTypeInfo kWeakInt{"weakint", "weakint", 800, 0, 0, K::WeakInt};
-const DTypeInfo kWeakFloat{"weakfloat", "weakfloat", 800, 9, 0, K::WeakFloat};
-const DTypeInfo kFP8E4M3{"fp8e4m3", "float8_e4m3", 8, 10, 0, K::Float};
-const DTypeInfo kFP8E5M2{"fp8e5m2", "float8_e5m2", 8, 11, 0, K::Float};
-const DTypeInfo kFP8E4M3FNUZ{"fp8e4m3fnuz", "float8_e4m3fnuz", 8, 10, 0, K::Float};
-const DTypeInfo kFP8E5M2FNUZ{"fp8e5m2fnuz", "float8_e5m2fnuz", 8, 11, 0, K::Float};
-const DTypeInfo kFloat16{"float16", "half", 16, 12, 'e', K::Float};
-const DTypeInfo kBFloat16{"bfloat16", "__bf16", 16, 13, 0, K::Float};
-const DTypeInfo kFloat32{"float32", "float", 32, 14, 'f', K::Float};
-const DTypeInfo kFloat64{"float64", "double", 64, 15, 'd', K::Float};
+constexpr DTypeInfo kVoid = info("void", "void", 0, -1, 0, K::Void);
+constexpr DTypeInfo kBool = info("bool", "bool", 1, 0, '?', K::Bool);
+constexpr DTypeInfo kInt8 = info("int8", "signed char", 8, 1, 'b', K::SInt);
+constexpr DTypeInfo kUInt8 = info("uint8", "unsigned char", 8, 2, 'B', K::UInt);
+constexpr DTypeInfo kInt16 = info("int16", "short", 16, 3, 'h', K::SInt);
+constexpr DTypeInfo kUInt16 = info("uint16", "unsigned short", 16, 4, 'H', K::UInt);
+constexpr DTypeInfo kInt32 = info("int32", "int", 32, 5, 'i', K::SInt);
+constexpr DTypeInfo kUInt32 = info("uint32", "unsigned int", 32, 6, 'I', K::UInt);
+constexpr DTypeInfo kInt64 = info("int64", "long", 64, 7, 'q', K::SInt);
+constexpr DTypeInfo kUInt64 = info("uint64", "unsigned long", 64, 8, 'Q', K::UInt);
+constexpr DTypeInfo kWeakInt = info("weakint", "weakint", 800, 0, 0, K::WeakInt);
+constexpr DTypeInfo kWeakFloat = info("weakfloat", "weakfloat", 800, 9, 0, K::WeakFloat);
+constexpr DTypeInfo kFP8E4M3 = info("fp8e4m3", "float8_e4m3", 8, 10, 0, K::Float);
+constexpr DTypeInfo kFP8E5M2 = info("fp8e5m2", "float8_e5m2", 8, 11, 0, K::Float);
+constexpr DTypeInfo kFP8E4M3FNUZ = info("fp8e4m3fnuz", "float8_e4m3fnuz", 8, 10, 0, K::Float);
+constexpr DTypeInfo kFP8E5M2FNUZ = info("fp8e5m2fnuz", "float8_e5m2fnuz", 8, 11, 0, K::Float);
+constexpr DTypeInfo kFloat16 = info("float16", "half", 16, 12, 'e', K::Float);
+constexpr DTypeInfo kBFloat16 = info("bfloat16", "__bf16", 16, 13, 0, K::Float);
+constexpr DTypeInfo kFloat32 = info("float32", "float", 32, 14, 'f', K::Float);
+constexpr DTypeInfo kFloat64 = info("float64", "double", 64, 15, 'd', K::Float);
 } // namespace
 
 namespace dtypes {

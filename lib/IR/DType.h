@@ -24,6 +24,7 @@ struct DTypeInfo {
   int priority;
   char fmt; ///< Python struct format char, or 0 for none
   DTypeKind kind;
+  size_t nameHash; ///< a hash of name, the same in every run (interning hashes it per node)
   int itemsize() const { return (bitsize + 7) / 8; }
 };
 
@@ -57,6 +58,8 @@ public:
   uint64_t maxInt() const;
 
   size_t hash() const { return reinterpret_cast<uintptr_t>(info_) >> 4; }
+  /// Like hash(), but the same in every run (a hash of the name).
+  size_t stableHash() const { return info_ ? info_->nameHash : 0; }
 
 private:
   const DTypeInfo *info_ = nullptr;

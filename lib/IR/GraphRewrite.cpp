@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "IR/GraphRewrite.h"
 
-#include "IR/PtrMap.h"
+#include "IR/NodeTable.h"
 
 #include <algorithm>
 
@@ -19,11 +19,48 @@ namespace tgc {
 
 namespace {
 
+struct Item {
+  const UOp *n;
+  const UOp *newN;
+  uint8_t stage;
+};
+struct Wait {
+  Item item;
+  int32_t next; // the next parked item on the same node, or -1
+};
+// Everything the rewrite knows about a node, in one table (one probe per question).
+struct NodeState {
+  const UOp *result = nullptr; ///< what the node was rewritten to (tinygrad's replace dict)
+  const UOp *bpm = nullptr;    ///< the pre-order rules' rewrite, if bpmDone (nullptr: none applied)
+  int32_t waitHead = -1;       ///< first parked item waiting on this node, in waits
+  bool onStack = false;        ///< scheduled for stage 0 already
+  bool bpmDone = false;
+};
+// A rewrite's working memory. Most rewrites are small ones from rule
+// callbacks, so it is pooled (NodeTable.h) rather than allocated per call.
+struct RewriteScratch {
+  NodeTable<NodeState> state;
+  std::vector<Wait> waits;
+  std::vector<Item> stack;
+  std::vector<std::pair<const UOp *, bool>> walkStack;
+  std::vector<const UOp *> seen, src; // stage 0's pre-order chain; a rebuilt node's srcs
+  void reset(const Context &ctx) {
+    state.reset(ctx);
+    waits.clear();
+    stack.clear();
+    walkStack.clear();
+  }
+};
+using RewriteScratchPool = ScratchPool<RewriteScratch>;
+
 class Rewriter {
 public:
   Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
-           Context &ctx)
-      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged) {
+           Context &ctx, RewriteScratch &scratch)
+      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged),
+        state_(scratch.state), waits_(scratch.waits), stack_(scratch.stack), walkStack_(scratch.walkStack),
+        seen_(scratch.seen), src_(scratch.src) {
+    scratch.reset(ctx);
     // A terminating rewrite applies a bounded number of rules per node; the
     // context holds at least the graph, so a multiple of its size is generous.
     budget_ = opts.maxSteps ? opts.maxSteps : 1000000 + 32 * ctx.size();
@@ -96,16 +133,10 @@ private:
     return n->is(Op::FUNCTION) || (n->is(Op::CALL) && n->src(0)->isIn(group::CallBodies));
   }
 
-  const UOp *rebuild(const UOp *n, std::vector<const UOp *> src) {
+  const UOp *rebuild(const UOp *n, std::span<const UOp *const> src) {
     DType dt = rebuildDType(n, src);
-    return n->context().get(n->op(), dt, std::move(src), n->arg(), n->tag());
+    return n->context().intern(n->op(), dt, src, n->arg(), n->tag());
   }
-
-  struct Item {
-    const UOp *n;
-    const UOp *newN;
-    uint8_t stage;
-  };
 
   // Parks `it` until `dep` has its result. The waitlist is a linked list per
   // node threaded through waits_, so parking allocates nothing per node.
@@ -167,14 +198,14 @@ private:
     if (bpm_) {
       // apply the pre-order rules until they no longer fire
       const UOp *test = n;
-      std::vector<const UOp *> seen;
+      seen_.clear();
       while (test) {
-        if (std::find(seen.begin(), seen.end(), test) != seen.end()) {
+        if (std::find(seen_.begin(), seen_.end(), test) != seen_.end()) {
           fail(Diagnostic::at(n, "infinite loop in fixed_point_rewrite: the pre-order rules cycle back to " +
                                      test->str()));
           return;
         }
-        seen.push_back(test);
+        seen_.push_back(test);
         bool gated = false;
         const UOp *r = bpmRewrite(test, gated);
         if (failed()) return;
@@ -201,8 +232,7 @@ private:
 
   void stage1(const Item &it) {
     const UOp *newN = it.newN;
-    std::vector<const UOp *> tmp;
-    tmp.reserve(newN->numSrc());
+    src_.clear();
     bool changed = false;
     for (const UOp *x : newN->src()) {
       const UOp *r = resultOf(x);
@@ -210,7 +240,7 @@ private:
         wait(x, it); // not ready: come back when x is done
         return;
       }
-      tmp.push_back(r);
+      src_.push_back(r);
       changed |= r != x;
     }
     const UOp *next;
@@ -223,7 +253,7 @@ private:
       }
       next = r;
     } else {
-      next = rebuild(newN, std::move(tmp));
+      next = rebuild(newN, src_);
     }
     // rewrite `next` too, then link its result back to n
     stack_.push_back({it.n, next, 2});
@@ -240,7 +270,8 @@ private:
   }
 
   const UOp *walkRewrite(const UOp *root) {
-    std::vector<std::pair<const UOp *, bool>> stack{{root, false}};
+    std::vector<std::pair<const UOp *, bool>> &stack = walkStack_;
+    stack.push_back({root, false});
     while (!stack.empty() && !failed()) {
       auto [n, processed] = stack.back();
       stack.pop_back();
@@ -265,14 +296,14 @@ private:
         for (size_t i = src.size(); i-- > 0;)
           if (!done(src[i])) stack.push_back({src[i], false});
       } else {
-        std::vector<const UOp *> src;
+        src_.clear();
         bool changed = false;
         for (const UOp *x : n->src()) {
           const UOp *r = resultOf(x);
-          src.push_back(r ? r : x);
-          changed |= src.back() != x;
+          src_.push_back(r ? r : x);
+          changed |= src_.back() != x;
         }
-        const UOp *newN = changed ? rebuild(n, std::move(src)) : n;
+        const UOp *newN = changed ? rebuild(n, src_) : n;
         if (pm_) {
           const UOp *r = pmRewrite(newN);
           if (failed()) break;
@@ -292,21 +323,11 @@ private:
   const std::function<bool(const UOp *)> &unchanged_;
   size_t budget_ = 0, stackLimit_ = 0, steps_ = 0;
   std::optional<Diagnostic> error_;
-  struct Wait {
-    Item item;
-    int32_t next; // the next parked item on the same node, or -1
-  };
-  // Everything the rewrite knows about a node, in one table (one probe per question).
-  struct NodeState {
-    const UOp *result = nullptr; ///< what the node was rewritten to (tinygrad's replace dict)
-    const UOp *bpm = nullptr;    ///< the pre-order rules' rewrite, if bpmDone (nullptr: none applied)
-    int32_t waitHead = -1;       ///< first parked item waiting on this node, in waits_
-    bool onStack = false;        ///< scheduled for stage 0 already
-    bool bpmDone = false;
-  };
-  PtrMap<NodeState> state_;
-  std::vector<Wait> waits_;
-  std::vector<Item> stack_;
+  NodeTable<NodeState> &state_;
+  std::vector<Wait> &waits_;
+  std::vector<Item> &stack_;
+  std::vector<std::pair<const UOp *, bool>> &walkStack_;
+  std::vector<const UOp *> &seen_, &src_;
 };
 
 } // namespace
@@ -316,7 +337,8 @@ Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots,
   if (roots.empty()) return std::vector<const UOp *>{};
   const PatternMatcher *post = opts.bottomUp ? nullptr : &pm;
   const PatternMatcher *pre = opts.bottomUp ? &pm : opts.bpm;
-  Rewriter rw(post, pre, env, opts, roots[0]->context());
+  RewriteScratchPool::Lease scratch;
+  Rewriter rw(post, pre, env, opts, roots[0]->context(), *scratch);
   return rw.run(roots, opts.walk);
 }
 

@@ -59,24 +59,31 @@ bool argEquals(const Value &p, const Value &a) {
 namespace detail {
 struct UPatNode {
   enum class Src : uint8_t { None, Tuple, Permute, Repeat };
+  // What match() reads on every node it tries comes first (one cache line):
+  // patterns are visited far more often than they are built.
+  bool isAny = false;
   bool anyOp = true;
+  Src srcKind = Src::None;
+  bool strictLength = false;
+  bool allowAnyLen = false;
   OpSet ops;
+  const std::string *name = nullptr;
+  size_t requiredLen = 0;
   std::vector<DType> dtypes;
+  std::vector<std::vector<UPat>> srcAlts;   // tuple: 1; permutations: all orders; repeat: 1 (of one pattern)
+  std::vector<UPat> srcIn;                  // as given: the tuple, the list, the repeated pattern, or the alternatives
   std::optional<Value> arg;
   std::optional<std::vector<Value>> tags;
-  const std::string *name = nullptr;
-  Src srcKind = Src::None;
-  std::vector<UPat> srcIn;                  // as given: the tuple, the list, the repeated pattern, or the alternatives
-  std::vector<std::vector<UPat>> srcAlts;   // tuple: 1; permutations: all orders; repeat: 1 (of one pattern)
-  bool allowAnyLen = false;
-  bool isAny = false;
   std::optional<OpSet> customEarly;
   OpSet early;
-  bool strictLength = false;
-  size_t requiredLen = 0;
 
   void finalize();
   static bool same(const UPatNode &a, const UPatNode &b);
+  /// p certainly does not match u: its op is wrong (checked before a match is set up).
+  static bool opRejects(const UPat &p, const UOp *u) {
+    const UPatNode &n = *p.n_;
+    return !n.isAny && !n.anyOp && !n.ops.contains(u->op());
+  }
 };
 
 bool UPatNode::same(const UPatNode &a, const UPatNode &b) {
@@ -280,6 +287,7 @@ bool matchSeq(const std::vector<UPat> &pats, bool repeat, std::span<const UOp *c
   size_t n = repeat ? srcs.size() : std::min(srcs.size(), pats.size());
   if (i == n) return k();
   const UPat &p = repeat ? pats[0] : pats[i];
+  if (UPatNode::opRejects(p, srcs[i])) return false;
   return p.match(srcs[i], b, [&]() { return matchSeq(pats, repeat, srcs, i + 1, b, k); });
 }
 } // namespace

@@ -11,6 +11,7 @@
 // source has an invalid shape gets an error that points at that source.
 //
 //===----------------------------------------------------------------------===//
+#include "IR/NodeTable.h"
 #include "IR/UOp.h"
 
 #include <algorithm>
@@ -463,18 +464,25 @@ struct UOp::PropertyCache : Props {
   static const Props &filled(const UOp *u) { return *u->props_; }
 
   static void fill(const UOp *root) {
+    // Usually the node is new and its srcs are known: no need to sort.
+    auto src = root->src();
+    if (std::all_of(src.begin(), src.end(), [](const UOp *s) { return s->props_ != nullptr; })) {
+      fillOne(root);
+      return;
+    }
     ToposortOptions opts;
     opts.gate = [](const UOp *n) { return !n->props_; };
-    for (const UOp *u : toposort(root, opts)) {
-      if (u->props_) continue;
-      auto p = std::make_shared<PropertyCache>();
-      ShapeOr s = computeShape(u, &filled);
-      p->shape = std::move(s.shape);
-      p->shapeError = std::move(s.error);
-      p->device = computeDevice(u, &filled);
-      p->addrspace = computeAddrSpace(u, &filled);
-      u->props_ = std::move(p);
-    }
+    for (const UOp *u : toposort(root, opts))
+      if (!u->props_) fillOne(u);
+  }
+  static void fillOne(const UOp *u) {
+    PropertyCache *p = u->context().analysis<NodeArena<PropertyCache>>().make();
+    ShapeOr s = computeShape(u, &filled);
+    p->shape = std::move(s.shape);
+    p->shapeError = std::move(s.error);
+    p->device = computeDevice(u, &filled);
+    p->addrspace = computeAddrSpace(u, &filled);
+    u->props_ = p;
   }
 };
 

@@ -2,11 +2,11 @@
 #include "IR/SymbolicUtil.h"
 
 #include "IR/ExecAlu.h"
+#include "IR/NodeTable.h"
 
 #include <algorithm>
 #include <unordered_map>
 #include <numeric>
-#include <unordered_set>
 
 namespace tgc::sym {
 
@@ -301,16 +301,27 @@ int tuplizeCompare(const UOp *a, const UOp *b) {
 }
 
 namespace {
-// Depth-first search below (and including) u for a node satisfying pred.
-template <typename Pred> bool anyBelow(const UOp *u, Pred pred) {
-  std::unordered_set<const UOp *> seen{u};
-  std::vector<const UOp *> stack{u};
+struct SliceScratch {
+  struct Empty {};
+  NodeTable<Empty> seen;
+  std::vector<const UOp *> stack;
+};
+// Depth-first search below (and including) u for a node satisfying pred,
+// skipping the nodes with an id below minId (and so everything under them).
+template <typename Pred> bool anyBelow(const UOp *u, Pred pred, uint32_t minId = 0) {
+  if (u->id() < minId) return false;
+  ScratchPool<SliceScratch>::Lease scratch;
+  auto &seen = scratch->seen;
+  auto &stack = scratch->stack;
+  seen.reset(u->context());
+  stack.assign(1, u);
+  seen.insert(u);
   while (!stack.empty()) {
     const UOp *x = stack.back();
     stack.pop_back();
     if (pred(x)) return true;
     for (const UOp *s : x->src())
-      if (seen.insert(s).second) stack.push_back(s);
+      if (s->id() >= minId && seen.insert(s)) stack.push_back(s);
   }
   return false;
 }
@@ -330,7 +341,9 @@ size_t backwardSliceSize(const UOp *u) {
 }
 
 bool inBackwardSliceWithSelf(const UOp *x, const UOp *u) {
-  return anyBelow(u, [&](const UOp *y) { return y == x; });
+  // A node is made after its srcs, so everything below y has a smaller id
+  // than y: x cannot be below a node with a smaller id than x's.
+  return anyBelow(u, [&](const UOp *y) { return y == x; }, x->id());
 }
 
 std::vector<const UOp *> rangesOf(const UOp *root) {

@@ -1,6 +1,7 @@
 //===- UOp.cpp - interning, toposort, substitution ------------------------===//
 #include "IR/UOp.h"
 
+#include "IR/NodeTable.h"
 #include "IR/PtrMap.h"
 
 #include <algorithm>
@@ -118,7 +119,7 @@ void Context::growTable() {
 }
 
 const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag) {
-  size_t h = hashMix(size_t(op) + 1, dtype ? std::hash<std::string_view>()(dtype.name()) : 0);
+  size_t h = hashMix(size_t(op) + 1, dtype.stableHash());
   for (const UOp *s : src) h = hashMix(h, s->hash());
   h = hashMix(h, src.size());
   h = hashMix(h, arg.hash());
@@ -183,18 +184,36 @@ void Context::setMemo(const void *fn, const UOp *u, const UOp *result) {
   (*memos_.back().second)[u] = result;
 }
 
-std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
-  std::vector<const UOp *> order;
-  PtrSet visited;
-  // Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
-  // its node's srcs in place; only argRefs needs a list of its own.
-  struct Frame {
-    const UOp *u;
-    uint32_t next, end;  // next src index, one past the last to visit
-    uint32_t refs;       // start of this frame's arg/tag references in `refs`, or UINT32_MAX
-  };
-  std::vector<Frame> stack;
+namespace {
+// Explicit stack, no recursion, so 10^6-deep chains are fine. A frame walks
+// its node's srcs in place; only argRefs needs a list of its own.
+struct ToposortFrame {
+  const UOp *u;
+  uint32_t next, end; // next src index, one past the last to visit
+  uint32_t refs;      // start of this frame's arg/tag references in `refs`, or UINT32_MAX
+};
+// Pooled: most sorts are small ones from rule callbacks (NodeTable.h).
+struct ToposortScratch {
+  struct Empty {};
+  NodeTable<Empty> visited;
+  std::vector<ToposortFrame> stack;
   std::vector<const UOp *> refs;
+  std::vector<const UOp *> order; // built here, returned as one exact-size copy
+};
+} // namespace
+
+std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const ToposortOptions &opts) {
+  if (roots.empty()) return {};
+  ScratchPool<ToposortScratch>::Lease scratch;
+  NodeTable<ToposortScratch::Empty> &visited = scratch->visited;
+  std::vector<ToposortFrame> &stack = scratch->stack;
+  std::vector<const UOp *> &refs = scratch->refs;
+  std::vector<const UOp *> &order = scratch->order;
+  visited.reset(roots[0]->context());
+  stack.clear();
+  refs.clear();
+  order.clear();
+  using Frame = ToposortFrame;
   auto push = [&](const UOp *u) {
     if (!visited.insert(u)) return;
     Frame f{u, 0, 0, UINT32_MAX};
@@ -226,7 +245,7 @@ std::vector<const UOp *> toposort(std::span<const UOp *const> roots, const Topos
       }
     }
   }
-  return order;
+  return std::vector<const UOp *>(order.begin(), order.end());
 }
 
 std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<const UOp *const> roots) {
@@ -241,9 +260,20 @@ std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<con
   return out;
 }
 
+namespace {
+struct SubstituteScratch {
+  NodeTable<const UOp *> done;
+  std::vector<const UOp *> src;
+};
+} // namespace
+
 std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
                                     const std::unordered_map<const UOp *, const UOp *> &map) {
-  std::unordered_map<const UOp *, const UOp *> done;
+  if (roots.empty()) return {};
+  ScratchPool<SubstituteScratch>::Lease scratch;
+  NodeTable<const UOp *> &done = scratch->done;
+  std::vector<const UOp *> &src = scratch->src;
+  done.reset(roots[0]->context());
   // Replaced nodes are taken verbatim, so do not descend below them.
   ToposortOptions opts;
   opts.gate = [&](const UOp *u) { return !map.count(u); };
@@ -252,22 +282,25 @@ std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
       done[u] = it->second;
       continue;
     }
-    std::vector<const UOp *> src;
-    src.reserve(u->numSrc());
+    src.clear();
     bool changed = false;
     for (const UOp *s : u->src()) {
-      src.push_back(done.at(s));
+      src.push_back(*done.find(s));
       changed |= src.back() != s;
     }
-    Value arg = u->arg().containsUOp() ? u->arg().mapUOps([&](const UOp *r) {
-      auto it = done.find(r);
-      return it == done.end() ? substitute(r, map) : it->second;
-    }) : u->arg();
+    if (!u->arg().containsUOp()) {
+      done[u] = changed ? u->context().intern(u->op(), u->dtype(), src, u->arg(), u->tag()) : u;
+      continue;
+    }
+    Value arg = u->arg().mapUOps([&](const UOp *r) {
+      const UOp *const *d = done.find(r);
+      return d ? *d : substitute(r, map);
+    });
     changed |= !(arg == u->arg());
-    done[u] = changed ? u->context().get(u->op(), u->dtype(), std::move(src), std::move(arg), u->tag()) : u;
+    done[u] = changed ? u->context().intern(u->op(), u->dtype(), src, std::move(arg), u->tag()) : u;
   }
   std::vector<const UOp *> out;
-  for (const UOp *r : roots) out.push_back(done.at(r));
+  for (const UOp *r : roots) out.push_back(*done.find(r));
   return out;
 }
 

@@ -123,8 +123,9 @@ private:
   const UOp *const *src_; // in the Context's src storage
   Value arg_, tag_;
   size_t hash_;
-  mutable std::shared_ptr<PropertyCache> props_;         // Properties.cpp
-  mutable std::shared_ptr<const ValueRange> vrange_;      // ValueRange.cpp
+  // Cached facts, kept in the Context (a NodeArena each), null until asked for.
+  mutable const PropertyCache *props_ = nullptr; // Properties.cpp
+  mutable const ValueRange *vrange_ = nullptr;   // ValueRange.cpp
 };
 
 /// Owns and interns UOps. Not thread-safe; one per compilation.

@@ -159,7 +159,7 @@ size_t Value::hash() const {
   case Kind::Float:
     return mix(h, std::isnan(f_) ? 0x7ff8ULL : std::bit_cast<uint64_t>(f_));
   case Kind::DType:
-    return mix(h, dt_ ? std::hash<std::string_view>()(dt_.name()) : 0);
+    return mix(h, dt_.stableHash());
   case Kind::UOp:
     return mix(h, uop_->hash());
   default:

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IR/ExecAlu.h"
+#include "IR/NodeTable.h"
 #include "IR/UOp.h"
 
 #include <algorithm>
@@ -238,8 +239,20 @@ ValueRange computeRange(const UOp *u) {
 }
 } // namespace
 
+// u's range, computed once and kept in its Context (srcs' ranges known)
+static const ValueRange *newRange(const UOp *u) {
+  ValueRange *r = u->context().analysis<NodeArena<ValueRange>>().make();
+  *r = computeRange(u);
+  return r;
+}
+
 const ValueRange &UOp::vrange() const {
   if (vrange_) return *vrange_;
+  auto src = this->src();
+  if (std::all_of(src.begin(), src.end(), [](const UOp *s) { return s->vrange_ != nullptr; })) {
+    vrange_ = newRange(this); // the usual case: a new node over known srcs
+    return *vrange_;
+  }
   // Post-order over the nodes without a cached range: srcs before users.
   std::vector<std::pair<const UOp *, size_t>> stack{{this, 0}};
   while (!stack.empty()) {
@@ -254,7 +267,7 @@ const ValueRange &UOp::vrange() const {
       if (!u->src(i)->vrange_) stack.push_back({u->src(i), 0});
       continue;
     }
-    u->vrange_ = std::make_shared<const ValueRange>(computeRange(u));
+    u->vrange_ = newRange(u);
     stack.pop_back();
   }
   return *vrange_;

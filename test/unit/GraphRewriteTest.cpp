@@ -241,3 +241,101 @@ TEST_CASE("graph_rewrite: deep graphs do not recurse") {
   REQUIRE(sub.ok());
   CHECK(*graphRewrite(*sub, identities()) == g.r(1));
 }
+
+// graphRewrite's state is pooled (NodeTable.h): a rewrite nested in a
+// callback, one after a failed one, and tables moving between Contexts whose
+// ids overlap must each see only their own.
+namespace {
+const UOp *range(Context &c, int64_t axis) {
+  return c.get(Op::RANGE, dtypes::WeakInt, {c.constInt(4)}, Value::tuple({Value::integer(axis)}));
+}
+const UOp *add(Context &c, const UOp *x, const UOp *y) { return c.get(Op::ADD, dtypes::WeakInt, {x, y}); }
+const UOp *mul(Context &c, const UOp *x, const UOp *y) { return c.get(Op::MUL, dtypes::WeakInt, {x, y}); }
+
+// What the nested-rewrite rule below reads: the expression to rewrite again
+// from scratch, and what the inner rewrite substitutes in it.
+struct Nested {
+  const UOp *outerRoot;
+  const UOp *original;
+  SubMap inner;
+  const UOp *innerResult = nullptr;
+};
+} // namespace
+
+TEST_CASE("graph_rewrite: a rewrite nested in a callback has its own state") {
+  Context c;
+  const UOp *x = range(c, 0), *y = range(c, 1);
+  const UOp *e = add(c, mul(c, x, c.constInt(1)), c.constInt(0)); // (x*1)+0
+  const UOp *root = c.get(Op::SINK, dtypes::Void, {e});
+  Nested ctx{root, e, {{x, y}}};
+  // At the SINK, after the outer rewrite has memoized e -> x, rewrite the
+  // original e again with a substitution: shared state would hand back the
+  // outer's results (x) instead of the inner's ((y*1)+0).
+  PatternMatcher pm = identities() + PatternMatcher({rule(UPat(Op::SINK).named("s"), [](Match &m) -> const UOp * {
+                        auto &n = m.ctx<Nested>();
+                        if (n.innerResult) return nullptr;
+                        auto r = graphRewrite(n.original, substitution(), n.inner);
+                        if (!r) return m.fail(r.error());
+                        n.innerResult = *r;
+                        return nullptr;
+                      })});
+  auto r = graphRewrite(root, pm, ctx);
+  REQUIRE(r.ok());
+  CHECK(*r == c.get(Op::SINK, dtypes::Void, {x}));
+  CHECK(ctx.innerResult == add(c, mul(c, y, c.constInt(1)), c.constInt(0)));
+}
+
+TEST_CASE("graph_rewrite: a failed nested rewrite leaves the outer one intact") {
+  Context c;
+  const UOp *x = range(c, 0);
+  PatternMatcher failing({rule(UPat(Op::RANGE), [](Match &m) { return m.fail("inner failure"); })});
+  bool innerFailed = false;
+  PatternMatcher outer = identities() + PatternMatcher({rule(UPat(Op::MUL).named("m"), [&](Match &m) -> const UOp * {
+                           // rewrite a subgraph with rules that fail midway, then go on
+                           innerFailed |= !graphRewrite(m["m"].get(), failing).ok();
+                           return nullptr;
+                         })});
+  const UOp *e = add(c, mul(c, x, c.constInt(2)), c.constInt(0));
+  auto r = graphRewrite(e, outer);
+  REQUIRE(r.ok());
+  CHECK(innerFailed);
+  CHECK(*r == mul(c, x, c.constInt(2)));
+}
+
+TEST_CASE("graph_rewrite: a rewrite after a failed one starts clean") {
+  Context c;
+  const UOp *x = range(c, 0), *y = range(c, 1);
+  // fail with nodes parked on waitlists and items left on the stack
+  PatternMatcher failAtY({rule(UPat(Op::RANGE).named("r"), [&](Match &m) -> const UOp * {
+    return m["r"].get() == y ? m.fail("stop") : nullptr;
+  })});
+  const UOp *e = add(c, mul(c, x, c.constInt(1)), mul(c, y, c.constInt(1)));
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE_FALSE(graphRewrite(e, failAtY).ok());
+    auto r = graphRewrite(e, identities());
+    REQUIRE(r.ok());
+    CHECK(*r == add(c, x, y));
+  }
+}
+
+TEST_CASE("graph_rewrite: tables move between Contexts whose ids overlap") {
+  // Two contexts built alike: node i of one has the id of node i of the other.
+  Context a, b;
+  const UOp *ea = add(a, mul(a, range(a, 0), a.constInt(1)), a.constInt(0));
+  const UOp *eb = mul(b, add(b, range(b, 0), b.constInt(0)), b.constInt(3));
+  for (int i = 0; i < 2; ++i) {
+    CHECK(*graphRewrite(ea, identities()) == range(a, 0));
+    CHECK(*graphRewrite(eb, identities()) == mul(b, range(b, 0), b.constInt(3)));
+    CHECK(toposort(ea).size() == 6);
+    CHECK(toposort(eb).size() == 6);
+  }
+  // a sort of b's nodes inside a gate of a sort of a's nodes
+  ToposortOptions gated;
+  size_t innerSize = 0;
+  gated.gate = [&](const UOp *) {
+    innerSize = toposort(eb).size();
+    return true;
+  };
+  CHECK(toposort(ea, gated).size() == 6);
+  CHECK(innerSize == 6);
+}
