@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/MatmulTiling.h"
+#include "Codegen/ParallelLoop.h"
 
 #include <set>
 #include <unordered_map>
@@ -68,6 +69,7 @@ const UOp *localBuffer(const UOp *like, int64_t elements) {
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
   if (chosen) *chosen = MatmulTile{0, 0, 0};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
+  if (int64_t work = kernelLoopWork(sink); work >= 0 && work < opts.tileMinWork) return sink;
   const UOp *end = sink->src(0);
   if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE)) return sink;
   const UOp *st = end->src(0);
