@@ -24,7 +24,7 @@ struct KernelOptions {
   /// Kernels whose loop work (the product of their trip counts) is below this
   /// are not tiled: a tile that covers most of the output saves nothing at run
   /// time, and its unrolled body costs LLVM seconds (a 512-element cumsum).
-  int64_t tileMinWork = int64_t(1) << 18;
+  int64_t tileMinWork = int64_t(1) << 16;
   /// EXP2/LOG2/SIN (and POW) as branch-free polynomials that vectorize
   /// (Transcendental.h); off, they are libm calls, one per element.
   bool polyTranscendentals = true;
@@ -50,7 +50,7 @@ struct KernelOptions {
   bool vectorLdexp = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 18, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false};
   }
 };
 
