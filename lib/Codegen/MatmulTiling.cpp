@@ -236,9 +236,10 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     st = substitute(st, {{colLoad, packedAt(sub, k, column)}});
   }
   std::vector<const UOp *> stores;
+  const UOp *firstColumn = tileStart(sub);
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j) {
-      std::unordered_map<const UOp *, const UOp *> at_{{col, ctx.get(Op::ADD, col->dtype(), {tileStart(sub), constLike(col, j)})}};
+      std::unordered_map<const UOp *, const UOp *> at_{{col, ctx.get(Op::ADD, col->dtype(), {firstColumn, constLike(col, j)})}};
       if (row) at_[row] = at(rowOuter, tile.rows, i);
       if (column) at_[column] = constLike(column, j);
       stores.push_back(substitute(st, at_));

@@ -158,21 +158,21 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     // only when the vectorizers are told that width (at 512 bits SLP joins
     // rows and gathers their operands). Gathers are made unattractive too
     // (an x86 feature; other targets would warn about it).
-    if (tiles[i].columns > 0) {
-      for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"})
-        if (llvm::Function *f = out.module->getFunction(sym)) {
-          f->addFnAttr("prefer-vector-width", std::to_string(std::min<int64_t>(tiles[i].columns * 32, 512)));
-          if (!tm.getTargetTriple().isX86()) continue;
-          std::string fs = tm.getTargetFeatureString().str();
-          f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
-        }
-    }
     // A loop evaluating a polynomial transcendental per element is bound by
     // its ALU work (some 25 vector ops per EXP2), not by memory: the widest
     // vectors halve that work (KernelOptions::wideVectors).
-    else if (kernel.wideVectors && kernel.polyTranscendentals && evaluatesPolynomial(k.sink))
+    const bool tiled = tiles[i].columns > 0;
+    int64_t width = 0;
+    if (tiled) width = std::min<int64_t>(tiles[i].columns * 32, 512);
+    else if (kernel.wideVectors && kernel.polyTranscendentals && evaluatesPolynomial(k.sink)) width = 512;
+    if (width)
       for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
-        if (llvm::Function *f = out.module->getFunction(sym)) f->addFnAttr("prefer-vector-width", "512");
+        if (llvm::Function *f = out.module->getFunction(sym)) {
+          f->addFnAttr("prefer-vector-width", std::to_string(width));
+          if (!tiled || !tm.getTargetTriple().isX86()) continue;
+          std::string fs = tm.getTargetFeatureString().str();
+          f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
+        }
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);
