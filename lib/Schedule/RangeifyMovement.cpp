@@ -12,6 +12,7 @@
 #include "IR/PtrMap.h"
 #include "IR/Symbolic.h"
 
+#include <deque>
 #include <numeric>
 
 namespace tgc::rangeify {
@@ -136,8 +137,9 @@ static const UOp *substituteRanges(const UOp *root, const std::unordered_map<con
 }
 
 // The arg of the i-th PLACEHOLDER range (made once per i: every RESHAPE asks).
+// A deque, so a reference handed out stays valid when later ones are added.
 static const Value &placeholderArg(size_t i) {
-  static std::vector<Value> args;
+  static std::deque<Value> args;
   while (args.size() <= i) args.push_back(rangeArg(int64_t(args.size()), "PLACEHOLDER"));
   return args[i];
 }
