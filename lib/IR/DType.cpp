@@ -2,6 +2,9 @@
 #include "IR/DType.h"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
+#include <numeric>
 #include <limits>
 #include <tuple>
 
@@ -15,30 +18,31 @@ constexpr size_t nameHash(std::string_view s) {
   for (char c : s) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
   return size_t(h);
 }
-constexpr DTypeInfo info(std::string_view name, std::string_view cname, int bitsize, int priority, char fmt, K kind) {
-  return DTypeInfo{name, cname, bitsize, priority, fmt, kind, nameHash(name)};
+constexpr DTypeInfo info(std::string_view name, std::string_view cname, int bitsize, int priority, char fmt, K kind,
+                         uint8_t index) {
+  return DTypeInfo{name, cname, bitsize, priority, fmt, kind, nameHash(name), index};
 }
 // Field values as tinygrad's dtype.py declares them (priority, bitsize, cname, fmt).
-constexpr DTypeInfo kVoid = info("void", "void", 0, -1, 0, K::Void);
-constexpr DTypeInfo kBool = info("bool", "bool", 1, 0, '?', K::Bool);
-constexpr DTypeInfo kInt8 = info("int8", "signed char", 8, 1, 'b', K::SInt);
-constexpr DTypeInfo kUInt8 = info("uint8", "unsigned char", 8, 2, 'B', K::UInt);
-constexpr DTypeInfo kInt16 = info("int16", "short", 16, 3, 'h', K::SInt);
-constexpr DTypeInfo kUInt16 = info("uint16", "unsigned short", 16, 4, 'H', K::UInt);
-constexpr DTypeInfo kInt32 = info("int32", "int", 32, 5, 'i', K::SInt);
-constexpr DTypeInfo kUInt32 = info("uint32", "unsigned int", 32, 6, 'I', K::UInt);
-constexpr DTypeInfo kInt64 = info("int64", "long", 64, 7, 'q', K::SInt);
-constexpr DTypeInfo kUInt64 = info("uint64", "unsigned long", 64, 8, 'Q', K::UInt);
-constexpr DTypeInfo kWeakInt = info("weakint", "weakint", 800, 0, 0, K::WeakInt);
-constexpr DTypeInfo kWeakFloat = info("weakfloat", "weakfloat", 800, 9, 0, K::WeakFloat);
-constexpr DTypeInfo kFP8E4M3 = info("fp8e4m3", "float8_e4m3", 8, 10, 0, K::Float);
-constexpr DTypeInfo kFP8E5M2 = info("fp8e5m2", "float8_e5m2", 8, 11, 0, K::Float);
-constexpr DTypeInfo kFP8E4M3FNUZ = info("fp8e4m3fnuz", "float8_e4m3fnuz", 8, 10, 0, K::Float);
-constexpr DTypeInfo kFP8E5M2FNUZ = info("fp8e5m2fnuz", "float8_e5m2fnuz", 8, 11, 0, K::Float);
-constexpr DTypeInfo kFloat16 = info("float16", "half", 16, 12, 'e', K::Float);
-constexpr DTypeInfo kBFloat16 = info("bfloat16", "__bf16", 16, 13, 0, K::Float);
-constexpr DTypeInfo kFloat32 = info("float32", "float", 32, 14, 'f', K::Float);
-constexpr DTypeInfo kFloat64 = info("float64", "double", 64, 15, 'd', K::Float);
+constexpr DTypeInfo kVoid = info("void", "void", 0, -1, 0, K::Void, 0);
+constexpr DTypeInfo kBool = info("bool", "bool", 1, 0, '?', K::Bool, 2);
+constexpr DTypeInfo kInt8 = info("int8", "signed char", 8, 1, 'b', K::SInt, 3);
+constexpr DTypeInfo kUInt8 = info("uint8", "unsigned char", 8, 2, 'B', K::UInt, 4);
+constexpr DTypeInfo kInt16 = info("int16", "short", 16, 3, 'h', K::SInt, 5);
+constexpr DTypeInfo kUInt16 = info("uint16", "unsigned short", 16, 4, 'H', K::UInt, 6);
+constexpr DTypeInfo kInt32 = info("int32", "int", 32, 5, 'i', K::SInt, 7);
+constexpr DTypeInfo kUInt32 = info("uint32", "unsigned int", 32, 6, 'I', K::UInt, 8);
+constexpr DTypeInfo kInt64 = info("int64", "long", 64, 7, 'q', K::SInt, 9);
+constexpr DTypeInfo kUInt64 = info("uint64", "unsigned long", 64, 8, 'Q', K::UInt, 10);
+constexpr DTypeInfo kWeakInt = info("weakint", "weakint", 800, 0, 0, K::WeakInt, 1);
+constexpr DTypeInfo kWeakFloat = info("weakfloat", "weakfloat", 800, 9, 0, K::WeakFloat, 11);
+constexpr DTypeInfo kFP8E4M3 = info("fp8e4m3", "float8_e4m3", 8, 10, 0, K::Float, 12);
+constexpr DTypeInfo kFP8E5M2 = info("fp8e5m2", "float8_e5m2", 8, 11, 0, K::Float, 13);
+constexpr DTypeInfo kFP8E4M3FNUZ = info("fp8e4m3fnuz", "float8_e4m3fnuz", 8, 10, 0, K::Float, 14);
+constexpr DTypeInfo kFP8E5M2FNUZ = info("fp8e5m2fnuz", "float8_e5m2fnuz", 8, 11, 0, K::Float, 15);
+constexpr DTypeInfo kFloat16 = info("float16", "half", 16, 12, 'e', K::Float, 16);
+constexpr DTypeInfo kBFloat16 = info("bfloat16", "__bf16", 16, 13, 0, K::Float, 17);
+constexpr DTypeInfo kFloat32 = info("float32", "float", 32, 14, 'f', K::Float, 18);
+constexpr DTypeInfo kFloat64 = info("float64", "double", 64, 15, 'd', K::Float, 19);
 } // namespace
 
 namespace dtypes {
@@ -114,20 +118,59 @@ std::vector<DType> upperSet(DType d) {
   }
   return out;
 }
+
+// The lattice as bit sets, made once from upperSet: bit i is dtypes::all()[i],
+// bit kNullBit the null DType (above nothing but itself).
+struct PromotionTable {
+  static constexpr size_t kNullBit = 20;
+  std::array<uint32_t, kNullBit + 1> upper{}; ///< the bits of upperSet(d), by d's bit
+  std::array<uint8_t, kNullBit + 1> byOrder{}; ///< every bit, the least dtype (DType::operator<) first
+  PromotionTable() {
+    const std::vector<DType> &all = dtypes::all();
+    assert(all.size() == kNullBit && "one bit per dtype");
+    for (size_t i = 0; i < all.size(); ++i) {
+      assert(all[i]->index == i && "DTypeInfo::index is the position in dtypes::all()");
+      for (DType d : upperSet(all[i])) upper[i] |= uint32_t(1) << d->index;
+    }
+    upper[kNullBit] = uint32_t(1) << kNullBit;
+    std::vector<uint8_t> bits(all.size());
+    std::iota(bits.begin(), bits.end(), 0);
+    std::sort(bits.begin(), bits.end(), [&](uint8_t a, uint8_t b) { return all[a] < all[b]; });
+    bits.push_back(uint8_t(kNullBit));
+    std::copy(bits.begin(), bits.end(), byOrder.begin());
+  }
+  static size_t bitOf(DType d) { return d ? d->index : kNullBit; }
+};
+const PromotionTable &promotionTable() {
+  static const PromotionTable table;
+  return table;
+}
 } // namespace
 
-DType leastUpperDType(const std::vector<DType> &ds) {
-  if (ds.empty()) return DType();
-  std::vector<DType> common = upperSet(ds[0]);
-  for (size_t i = 1; i < ds.size(); ++i) {
-    std::vector<DType> up = upperSet(ds[i]);
-    std::erase_if(common, [&](DType d) { return std::find(up.begin(), up.end(), d) == up.end(); });
-  }
-  if (common.empty()) return DType(); // void (or an unknown kind) has no upper bound with others
-  return *std::min_element(common.begin(), common.end());
+void DTypeJoin::add(DType d) {
+  common_ &= promotionTable().upper[PromotionTable::bitOf(d)];
+  empty_ = false;
 }
 
-DType leastUpperDType(std::initializer_list<DType> ds) { return leastUpperDType(std::vector<DType>(ds)); }
+DType DTypeJoin::result() const {
+  // void (or null) has no upper bound in common with the others
+  if (empty_ || !common_) return DType();
+  for (uint8_t bit : promotionTable().byOrder)
+    if (common_ & (uint32_t(1) << bit)) return bit == PromotionTable::kNullBit ? DType() : dtypes::all()[bit];
+  return DType();
+}
+
+DType leastUpperDType(const std::vector<DType> &ds) {
+  DTypeJoin join;
+  for (DType d : ds) join.add(d);
+  return join.result();
+}
+
+DType leastUpperDType(std::initializer_list<DType> ds) {
+  DTypeJoin join;
+  for (DType d : ds) join.add(d);
+  return join.result();
+}
 
 DType leastUpperFloat(DType dt) {
   if (dt == WeakInt) return WeakFloat;

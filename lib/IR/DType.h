@@ -25,6 +25,7 @@ struct DTypeInfo {
   char fmt; ///< Python struct format char, or 0 for none
   DTypeKind kind;
   size_t nameHash; ///< a hash of name, the same in every run (interning hashes it per node)
+  uint8_t index;   ///< position in dtypes::all() (promotion works on bit sets of these)
   int itemsize() const { return (bitsize + 7) / 8; }
 };
 
@@ -81,6 +82,19 @@ inline const DType &defaultFloat() { return Float32; }
 /// JAX-style promotion lattice (bool < weakint < ints < weakfloat < floats).
 DType leastUpperDType(std::initializer_list<DType> ds);
 DType leastUpperDType(const std::vector<DType> &ds);
+/// leastUpperDType of dtypes added one at a time (no list): promotion runs for
+/// every node a rewrite rebuilds, so it reads a table made once, not the lattice.
+class DTypeJoin {
+public:
+  void add(DType d);
+  /// The least upper dtype of everything added; a null DType when there is none
+  /// (nothing added, or dtypes without a common upper bound such as void and int32).
+  DType result() const;
+
+private:
+  uint32_t common_ = ~0u; ///< bits (DTypeInfo::index) of the dtypes above all added so far
+  bool empty_ = true;
+};
 /// tinygrad's least_upper_float.
 DType leastUpperFloat(DType dt);
 /// tinygrad's sum_acc_dtype (accumulator for sums: at least int32/uint32/float32).

@@ -7,9 +7,9 @@ DType promoDType(std::span<const UOp *const> src) {
   bool same = true;
   for (const UOp *s : src) same &= s->dtype() == src[0]->dtype();
   if (same) return src[0]->dtype();
-  std::vector<DType> ds;
-  for (const UOp *s : src) ds.push_back(s->dtype());
-  return leastUpperDType(ds);
+  DTypeJoin join;
+  for (const UOp *s : src) join.add(s->dtype());
+  return join.result();
 }
 
 // Srcs without a common dtype (void with a value) have no derived dtype.

@@ -27,6 +27,39 @@ TEST_CASE("ops: names round-trip and groups match tinygrad's GroupOp") {
   CHECK(n == 3);
 }
 
+TEST_CASE("dtypes: the promotion table gives a least upper bound of any list") {
+  using namespace dtypes;
+  // without a common upper bound there is none; nothing added has none either
+  CHECK(!leastUpperDType({Void, Int32}));
+  CHECK(!leastUpperDType({Int32, DType()}));
+  CHECK(!DTypeJoin().result());
+  CHECK(leastUpperDType({Void, Void}) == Void);
+  CHECK(leastUpperDType({FP8E4M3, FP8E5M2FNUZ}) == Float16);
+  CHECK(leastUpperDType({Bool}) == Bool);
+  for (DType a : all()) {
+    if (a == Void) continue;
+    for (DType b : all()) {
+      if (b == Void) continue;
+      DType ab = leastUpperDType({a, b});
+      CAPTURE(a.name());
+      CAPTURE(b.name());
+      REQUIRE(ab);
+      CHECK(ab == leastUpperDType({b, a}));
+      CHECK(leastUpperDType({a, ab}) == ab); // above both
+      CHECK(leastUpperDType({b, ab}) == ab);
+      for (DType c : all()) {
+        if (c == Void) continue;
+        DTypeJoin join;
+        for (DType d : {a, b, c}) join.add(d);
+        CHECK(join.result() == leastUpperDType(std::vector<DType>{a, b, c}));
+        // the order is no lattice (tinygrad's neither): fp8e4m3 and fp8e5m2 meet at float16, though
+        // bfloat16 is above both too; the least upper dtype is the smallest (DType::operator<) common one
+        if (leastUpperDType({a, c}) == c && leastUpperDType({b, c}) == c) CHECK(!(c < ab));
+      }
+    }
+  }
+}
+
 TEST_CASE("dtypes: promotion follows tinygrad's lattice") {
   using namespace dtypes;
   CHECK(leastUpperDType({Int8, UInt8}) == Int16);
