@@ -269,17 +269,28 @@ struct SubstituteScratch {
 
 std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
                                     const std::unordered_map<const UOp *, const UOp *> &map) {
+  return substitute(roots, map, {});
+}
+
+std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
+                                    const std::unordered_map<const UOp *, const UOp *> &map,
+                                    const std::function<bool(const UOp *)> &unchanged) {
   if (roots.empty()) return {};
   ScratchPool<SubstituteScratch>::Lease scratch;
   NodeTable<const UOp *> &done = scratch->done;
   std::vector<const UOp *> &src = scratch->src;
   done.reset(roots[0]->context());
-  // Replaced nodes are taken verbatim, so do not descend below them.
   ToposortOptions opts;
-  opts.gate = [&](const UOp *u) { return !map.count(u); };
+  // Replaced nodes are taken verbatim and kept ones as they are, so do not
+  // descend below either.
+  opts.gate = [&](const UOp *u) { return !map.count(u) && !(unchanged && unchanged(u)); };
   for (const UOp *u : toposort(roots, opts)) {
     if (auto it = map.find(u); it != map.end()) {
       done[u] = it->second;
+      continue;
+    }
+    if (unchanged && unchanged(u)) {
+      done[u] = u;
       continue;
     }
     src.clear();
@@ -294,7 +305,7 @@ std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
     }
     Value arg = u->arg().mapUOps([&](const UOp *r) {
       const UOp *const *d = done.find(r);
-      return d ? *d : substitute(r, map);
+      return d ? *d : substitute(r, map, unchanged);
     });
     changed |= !(arg == u->arg());
     done[u] = changed ? u->context().intern(u->op(), u->dtype(), src, std::move(arg), u->tag()) : u;
@@ -306,6 +317,11 @@ std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
 
 const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
   return substitute(std::span<const UOp *const>(&root, 1), map)[0];
+}
+
+const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map,
+                      const std::function<bool(const UOp *)> &unchanged) {
+  return substitute(std::span<const UOp *const>(&root, 1), map, unchanged)[0];
 }
 
 } // namespace tgc

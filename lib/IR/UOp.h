@@ -227,5 +227,13 @@ std::unordered_map<const UOp *, std::vector<const UOp *>> children(std::span<con
 std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
                                     const std::unordered_map<const UOp *, const UOp *> &map);
 const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map);
+/// substitute() that takes a node for which `unchanged(u)` holds as it is,
+/// without walking below it: for a caller that can tell cheaply that a
+/// subgraph holds no key (e.g. from its RANGE id span, when the keys are RANGEs).
+std::vector<const UOp *> substitute(std::span<const UOp *const> roots,
+                                    const std::unordered_map<const UOp *, const UOp *> &map,
+                                    const std::function<bool(const UOp *)> &unchanged);
+const UOp *substitute(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map,
+                      const std::function<bool(const UOp *)> &unchanged);
 
 } // namespace tgc

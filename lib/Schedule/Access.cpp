@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Schedule/Access.h"
 
+#include "IR/PtrMap.h"
 #include "Schedule/Ancestry.h"
 #include "Schedule/Storage.h"
 
@@ -59,15 +60,17 @@ SinkAccess computeSinkAccess(const UOp *sink) {
   SinkAccess acc;
   // The addrspace of each node after pm_add_loads rewrote its sources (tinygrad's
   // UOp.addrspace rules applied to the rewritten graph).
-  std::unordered_map<const UOp *, std::optional<AddrSpace>> space;
+  std::vector<const UOp *> order = toposort(sink);
+  PtrMap<std::optional<AddrSpace>> space(order.size());
   auto recordRead = [&](const UOp *operand) {
     const UOp *buf = bufUop(operand);
     if (isGlobalParam(buf))
       if (auto slot = paramSlot(buf)) acc.ins.push_back(*slot);
   };
-  for (const UOp *u : toposort(sink)) {
-    std::vector<std::optional<AddrSpace>> srcSpace;
-    for (const UOp *s : u->src()) srcSpace.push_back(space.at(s));
+  std::vector<std::optional<AddrSpace>> srcSpace; // reused: one allocation per sink, not per node
+  for (const UOp *u : order) {
+    srcSpace.clear();
+    for (const UOp *s : u->src()) srcSpace.push_back(*space.find(s));
     bool loads = addsLoadsToSources(u);
     if (loads) {
       for (size_t i = 0; i < u->numSrc(); ++i)
@@ -104,7 +107,7 @@ SinkAccess computeSinkAccess(const UOp *sink) {
     }
     space[u] = a;
 
-    if (u->is(Op::STORE) && u->numSrc() >= 2 && isMemory(space.at(u->src(1)))) recordRead(u->src(1));
+    if (u->is(Op::STORE) && u->numSrc() >= 2 && isMemory(*space.find(u->src(1)))) recordRead(u->src(1));
     if (u->is(Op::LOAD) && u->numSrc()) recordRead(u->src(0));
     if (u->is(Op::STORE) && u->numSrc()) {
       const UOp *buf = bufUop(u->src(0));
@@ -148,7 +151,9 @@ static std::string slotList(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
-Result<CallAccess> callAccess(const UOp *call) {
+// callAccess, with the CALLs of a LINEAR body analysed through `innerAccess`: a
+// LINEAR schedule calls each deduplicated kernel body many times.
+static Result<CallAccess> analyseCall(const UOp *call, CallAccessCache &innerAccess) {
   if (!call->is(Op::CALL) || call->numSrc() == 0)
     return Diagnostic::at(call, "access analysis needs a CALL, got " + call->str());
   const UOp *body = call->src(0);
@@ -181,7 +186,7 @@ Result<CallAccess> callAccess(const UOp *call) {
       if (!inner->is(Op::CALL))
         return Diagnostic::at(inner, "cannot compute accesses of a LINEAR body holding Ops." +
                                          std::string(opName(inner->op())) + ", not a CALL");
-      Result<CallAccess> r = callAccess(inner);
+      Result<CallAccess> r = innerAccess(inner);
       if (!r) return r.error();
       auto collect = [&](const std::vector<int64_t> &slots, std::vector<int64_t> &into) {
         for (const UOp *a : callArgs(inner, slots))
@@ -232,11 +237,16 @@ Result<CallAccess> callAccess(const UOp *call) {
   return acc;
 }
 
+Result<CallAccess> callAccess(const UOp *call) {
+  CallAccessCache inner;
+  return analyseCall(call, inner);
+}
+
 Result<CallAccess> CallAccessCache::operator()(const UOp *call) {
-  if (!call->is(Op::CALL) || call->numSrc() == 0 || !call->src(0)->is(Op::SINK)) return callAccess(call);
+  if (!call->is(Op::CALL) || call->numSrc() == 0 || !call->src(0)->is(Op::SINK)) return analyseCall(call, *this);
   std::pair<const UOp *, size_t> key{call->src(0), call->numSrc()};
   if (auto it = sinks_.find(key); it != sinks_.end()) return it->second;
-  Result<CallAccess> r = callAccess(call);
+  Result<CallAccess> r = analyseCall(call, *this);
   if (r) sinks_.emplace(key, *r);
   return r;
 }

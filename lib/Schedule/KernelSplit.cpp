@@ -59,6 +59,9 @@ static const PatternMatcher &kernelBodyPM() {
            [](Match &m) { return debuf(m.ctx<LocalAddBufferContext>(), m["buf"]); }),
       rule(UPat(Op::PARAM).named("v"),
            [](Match &m) -> const UOp * {
+             // most PARAMs have no name: look at that field before decoding the rest
+             const Value *name = m["v"]->arg().field("name");
+             if (!name || name->isNone()) return nullptr;
              std::optional<ParamFields> f = ParamFields::from(m["v"]->arg());
              if (!f || f->name.isNone() || f->vminVmax.isNone() || f->slot == -1) return nullptr;
              f->slot = -1;

@@ -93,8 +93,7 @@ static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape
 
 // substitute() for a map whose keys are RANGEs: a subgraph whose RANGE id
 // span misses the keys' holds no key and is kept as it is, so only the
-// paths to the replaced ranges are rebuilt. Falls back to substitute() when
-// a rebuilt node refers to UOps from its arg.
+// paths to the replaced ranges are rebuilt.
 static const UOp *substituteRanges(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
   uint32_t lo = UINT32_MAX, hi = 0;
   for (auto [k, v] : map) {
@@ -102,38 +101,7 @@ static const UOp *substituteRanges(const UOp *root, const std::unordered_map<con
     lo = std::min(lo, k->id());
     hi = std::max(hi, k->id());
   }
-  auto untouched = [&](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
-  PtrMap<const UOp *> done(64);
-  std::vector<std::pair<const UOp *, uint32_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto &[u, next] = stack.back();
-    if (done.contains(u)) {
-      stack.pop_back();
-      continue;
-    }
-    if (auto it = map.find(u); it != map.end() || untouched(u)) {
-      done.insert(u, it != map.end() ? it->second : u);
-      stack.pop_back();
-      continue;
-    }
-    if (next < u->numSrc()) {
-      const UOp *s = u->src(next++);
-      if (!done.contains(s)) stack.push_back({s, 0});
-      continue;
-    }
-    if (u->arg().containsUOp()) return substitute(root, map);
-    std::vector<const UOp *> src;
-    bool changed = false;
-    for (const UOp *s : u->src()) {
-      src.push_back(*done.find(s));
-      changed |= src.back() != s;
-    }
-    const UOp *out = changed ? u->context().get(u->op(), u->dtype(), src, u->arg(), u->tag()) : u;
-    const UOp *self = u;
-    stack.pop_back();
-    done.insert(self, out);
-  }
-  return *done.find(root);
+  return substitute(root, map, [&](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; });
 }
 
 // The arg of the i-th PLACEHOLDER range (made once per i: every RESHAPE asks).

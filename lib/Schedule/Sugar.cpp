@@ -131,8 +131,21 @@ std::vector<int64_t> mopInts(const UOp *mop) {
 
 // ---- arg records ---------------------------------------------------------------
 
-Value axisTypeValue(std::string_view m) { return Value::enumMember("AxisType", std::string(m)); }
-Value addrSpaceValue(AddrSpace a) { return Value::enumMember("AddrSpace", std::string(addrSpaceName(a))); }
+Value axisTypeValue(std::string_view m) {
+  // RANGE args are made per range; the common members are built once (Values are immutable and shared).
+  static const Value kWeak = Value::enumMember("AxisType", "WEAK"), kLoop = Value::enumMember("AxisType", "LOOP"),
+                     kReduce = Value::enumMember("AxisType", "REDUCE");
+  if (m == "WEAK") return kWeak;
+  if (m == "LOOP") return kLoop;
+  if (m == "REDUCE") return kReduce;
+  return Value::enumMember("AxisType", std::string(m));
+}
+Value addrSpaceValue(AddrSpace a) {
+  static const Value kSpaces[] = {Value::enumMember("AddrSpace", "GLOBAL"), Value::enumMember("AddrSpace", "LOCAL"),
+                                  Value::enumMember("AddrSpace", "REG"), Value::enumMember("AddrSpace", "ALU")};
+  static_assert(std::size(kSpaces) == size_t(AddrSpace::ALU) + 1);
+  return kSpaces[size_t(a)];
+}
 
 Value rangeArg(int64_t axisId, std::string_view axisType) {
   return Value::tuple({Value::integer(axisId), axisTypeValue(axisType)});
@@ -161,20 +174,38 @@ Value ParamFields::toValue() const {
 
 std::optional<ParamFields> ParamFields::from(const Value &arg) {
   if (!arg.isObj("ParamArg")) return std::nullopt;
+  // One pass over the fields (Value::field scans the names per lookup); a
+  // field given twice keeps its first value, as Value::field would.
   ParamFields f;
-  const Value *slot = arg.field("slot"), *dt = arg.field("dtype");
+  const Value *slot = nullptr, *dt = nullptr;
+  const Value *vminVmax = nullptr, *multipleOf = nullptr, *name = nullptr, *addrspace = nullptr, *axis = nullptr,
+              *device = nullptr, *vol = nullptr;
+  const std::vector<std::string> &names = arg.fieldNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string &n = names[i];
+    const Value **to = n == "slot"          ? &slot
+                       : n == "dtype"       ? &dt
+                       : n == "vmin_vmax"   ? &vminVmax
+                       : n == "multiple_of" ? &multipleOf
+                       : n == "name"        ? &name
+                       : n == "addrspace"   ? &addrspace
+                       : n == "axis"        ? &axis
+                       : n == "device"      ? &device
+                       : n == "volatile"    ? &vol
+                                            : nullptr;
+    if (to && !*to) *to = &arg[i];
+  }
   if (!slot || !slot->isInt() || !dt || dt->kind() != Value::Kind::DType) return std::nullopt;
   f.slot = slot->getInt();
   f.dtype = dt->getDType();
-  auto get = [&](const char *n) { const Value *v = arg.field(n); return v ? *v : Value(); };
-  f.vminVmax = get("vmin_vmax");
-  f.multipleOf = get("multiple_of");
-  f.name = get("name");
-  f.addrspace = get("addrspace");
-  f.axis = get("axis");
-  f.device = get("device");
-  Value vol = get("volatile");
-  f.isVolatile = vol.isBool() && vol.getBool();
+  auto get = [](const Value *v) { return v ? *v : Value(); };
+  f.vminVmax = get(vminVmax);
+  f.multipleOf = get(multipleOf);
+  f.name = get(name);
+  f.addrspace = get(addrspace);
+  f.axis = get(axis);
+  f.device = get(device);
+  f.isVolatile = vol && vol->isBool() && vol->getBool();
   return f;
 }
 
@@ -476,8 +507,14 @@ bool isVirtual(const UOp *u) { return u->device().isNone() || u->dtype().isWeak(
 
 bool isVariable(const UOp *u) {
   if (!u->is(Op::BUFFER)) return false;
-  std::optional<ParamFields> f = ParamFields::from(u->arg());
-  if (!f || f->vminVmax.isNone() || !f->addrspace.isEnum("AddrSpace") || f->addrspace.str() != "ALU") return false;
+  // asked of every AFTER and buffer a kernel split meets: read the two fields, not the whole ParamArg
+  const Value &a = u->arg();
+  if (!a.isObj("ParamArg")) return false;
+  const Value *slot = a.field("slot"), *dt = a.field("dtype");
+  if (!slot || !slot->isInt() || !dt || dt->kind() != Value::Kind::DType) return false; // not a ParamArg
+  const Value *vminVmax = a.field("vmin_vmax"), *addrspace = a.field("addrspace");
+  if (!vminVmax || vminVmax->isNone() || !addrspace || !addrspace->isEnum("AddrSpace") || addrspace->str() != "ALU")
+    return false;
   const Shape *s = u->shape();
   return s && s->empty();
 }

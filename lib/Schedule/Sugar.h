@@ -95,7 +95,7 @@ struct ParamFields {
   Value vminVmax;   ///< None or (min, max)
   Value multipleOf; ///< None or int
   Value name;       ///< None or str
-  Value addrspace = Value::enumMember("AddrSpace", "GLOBAL"); ///< enum or None
+  Value addrspace = addrSpaceValue(AddrSpace::GLOBAL); ///< enum or None
   Value axis;
   Value device;
   bool isVolatile = false;
@@ -161,7 +161,7 @@ const UOp *newBuffer(Context &ctx, const Value &device, int64_t numel, DType dt,
 const UOp *emptyLike(const UOp *x, int64_t slot);
 /// A GLOBAL PARAM like tinygrad's UOp.param.
 const UOp *param(Context &ctx, int64_t slot, DType dt, const IShape &shape, const Value &device,
-                 const Value &addrspace = Value::enumMember("AddrSpace", "GLOBAL"));
+                 const Value &addrspace = addrSpaceValue(AddrSpace::GLOBAL));
 
 // ---- queries -------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include "IR/Pass.h"
 #include "IR/UOp.h"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -177,6 +178,23 @@ TEST_CASE("uop: substitute replaces verbatim and keeps sharing") {
   CHECK(substitute(root, {{z, y}}) == root);
   // a replacement is not itself rewritten (walk semantics)
   CHECK(substitute(root, {{x, s}})->src(1) == s);
+}
+
+TEST_CASE("uop: substitute keeps a node its predicate marks unchanged, without walking below it") {
+  Context ctx;
+  const UOp *x = ctx.constInt(1), *y = ctx.constInt(2);
+  const UOp *kept = ctx.get(Op::MUL, dtypes::WeakInt, {x, x});
+  const UOp *walked = ctx.get(Op::ADD, dtypes::WeakInt, {x, x});
+  const UOp *root = ctx.get(Op::SINK, dtypes::Void, {kept, walked});
+  std::vector<const UOp *> asked;
+  const UOp *out = substitute(root, {{x, y}}, [&](const UOp *u) {
+    asked.push_back(u);
+    return u == kept;
+  });
+  CHECK(out == ctx.get(Op::SINK, dtypes::Void, {kept, ctx.get(Op::ADD, dtypes::WeakInt, {y, y})}));
+  // the predicate was asked about the kept node, which stayed as it was
+  CHECK(std::find(asked.begin(), asked.end(), kept) != asked.end());
+  CHECK(substitute(root, {{x, y}}, [](const UOp *) { return false; }) == substitute(root, {{x, y}}));
 }
 
 TEST_CASE("pass: pipelines parse against the registry") {
