@@ -6,6 +6,7 @@
 #include <cassert>
 #include <numeric>
 #include <limits>
+#include <span>
 #include <tuple>
 
 namespace tgc {
@@ -160,17 +161,14 @@ DType DTypeJoin::result() const {
   return DType();
 }
 
-DType leastUpperDType(const std::vector<DType> &ds) {
+static DType joinAll(std::span<const DType> ds) {
   DTypeJoin join;
   for (DType d : ds) join.add(d);
   return join.result();
 }
 
-DType leastUpperDType(std::initializer_list<DType> ds) {
-  DTypeJoin join;
-  for (DType d : ds) join.add(d);
-  return join.result();
-}
+DType leastUpperDType(const std::vector<DType> &ds) { return joinAll(ds); }
+DType leastUpperDType(std::initializer_list<DType> ds) { return joinAll({ds.begin(), ds.size()}); }
 
 DType leastUpperFloat(DType dt) {
   if (dt == WeakInt) return WeakFloat;

@@ -507,7 +507,7 @@ bool isVirtual(const UOp *u) { return u->device().isNone() || u->dtype().isWeak(
 
 bool isVariable(const UOp *u) {
   if (!u->is(Op::BUFFER)) return false;
-  // asked of every AFTER and buffer a kernel split meets: read the two fields, not the whole ParamArg
+  // asked of every AFTER and buffer a kernel split meets: read the four fields it needs, not the whole ParamArg
   const Value &a = u->arg();
   if (!a.isObj("ParamArg")) return false;
   const Value *slot = a.field("slot"), *dt = a.field("dtype");
