@@ -25,6 +25,36 @@ std::optional<int64_t> literalInt(const UOp *u) {
   return std::nullopt;
 }
 
+} // namespace
+
+std::optional<int64_t> AffineCoefficients::operator()(const UOp *e, const UOp *r) {
+  auto key = std::make_pair(e, r);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  std::optional<int64_t> c;
+  if (e == r) {
+    c = 1;
+  } else if (e->is(Op::CONST) || e->is(Op::RANGE) || e->is(Op::PARAM)) {
+    c = 0;
+  } else if (e->is(Op::ADD) && e->numSrc() == 2) {
+    auto a = (*this)(e->src(0), r), b = (*this)(e->src(1), r);
+    if (a && b) c = *a + *b;
+  } else if (e->is(Op::MUL) && e->numSrc() == 2 && (literalInt(e->src(0)) || literalInt(e->src(1)))) {
+    bool left = literalInt(e->src(0)).has_value();
+    auto a = (*this)(e->src(left ? 1 : 0), r);
+    if (a) c = *a * *literalInt(e->src(left ? 0 : 1));
+  } else if (e->is(Op::CAST) && e->numSrc() == 1 && e->dtype().isInt()) {
+    c = (*this)(e->src(0), r);
+  } else {
+    c = 0; // not affine: only allowed when no source varies with r
+    for (const UOp *s : e->src())
+      if ((*this)(s, r) != std::optional<int64_t>(0)) c.reset();
+  }
+  memo_[key] = c;
+  return c;
+}
+
+namespace {
+
 // Extremes of integer expressions over the reduction's ranges.
 class RangeExtremes {
 public:
@@ -50,41 +80,8 @@ public:
   }
 
 private:
-  // The coefficient of `r` in `e` (0 when `e` does not vary with it), or
-  // nullopt when `e` is not affine in `r`.
-  std::optional<int64_t> coefficient(const UOp *e, const UOp *r) {
-    auto key = std::make_pair(e, r);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    std::optional<int64_t> c;
-    if (e == r) {
-      c = 1;
-    } else if (e->is(Op::CONST) || e->is(Op::RANGE) || e->is(Op::PARAM)) {
-      c = 0;
-    } else if (e->is(Op::ADD) && e->numSrc() == 2) {
-      auto a = coefficient(e->src(0), r), b = coefficient(e->src(1), r);
-      if (a && b) c = *a + *b;
-    } else if (e->is(Op::MUL) && e->numSrc() == 2 && (literalInt(e->src(0)) || literalInt(e->src(1)))) {
-      bool left = literalInt(e->src(0)).has_value();
-      auto a = coefficient(e->src(left ? 1 : 0), r);
-      if (a) c = *a * *literalInt(e->src(left ? 0 : 1));
-    } else if (e->is(Op::CAST) && e->numSrc() == 1 && e->dtype().isInt()) {
-      c = coefficient(e->src(0), r);
-    } else {
-      c = 0; // not affine: only allowed when no source varies with r
-      for (const UOp *s : e->src())
-        if (coefficient(s, r) != std::optional<int64_t>(0)) c.reset();
-    }
-    memo_[key] = c;
-    return c;
-  }
-
-  struct PairHash {
-    size_t operator()(const std::pair<const UOp *, const UOp *> &p) const {
-      return std::hash<const void *>()(p.first) * 31 + std::hash<const void *>()(p.second);
-    }
-  };
+  AffineCoefficients coefficient;
   const std::vector<const UOp *> &ranges_;
-  std::unordered_map<std::pair<const UOp *, const UOp *>, std::optional<int64_t>, PairHash> memo_;
 };
 
 void collectAtoms(const UOp *gate, std::vector<const UOp *> &out) {

@@ -25,6 +25,8 @@
 
 #include "IR/UOp.h"
 
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace tgc::codegen {
@@ -43,6 +45,22 @@ struct GateVersions {
 bool isInvalidConst(const UOp *u);
 /// INDEX(buf, WHERE(valid, idx, Invalid)) -> (valid, idx); plain index -> (nullptr, idx).
 std::pair<const UOp *, const UOp *> splitGate(const UOp *index);
+
+/// The coefficient of a range `r` in an integer expression `e` (0 when `e`
+/// does not vary with it), or nullopt when `e` is not affine in `r`; memoized
+/// per (e, r), since index expressions share their subtrees.
+class AffineCoefficients {
+public:
+  std::optional<int64_t> operator()(const UOp *e, const UOp *r);
+
+private:
+  struct PairHash {
+    size_t operator()(const std::pair<const UOp *, const UOp *> &p) const {
+      return std::hash<const void *>()(p.first) * 31 + std::hash<const void *>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const UOp *, const UOp *>, std::optional<int64_t>, PairHash> memo_;
+};
 
 /// The versions of a reduction over `ranges` (literal trip counts) whose
 /// values are `values` (REDUCE-free). Empty when no gate depends on the ranges.

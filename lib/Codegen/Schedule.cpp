@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h"
+#include "Codegen/GateVersioning.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/Jit.h"
 #include "Codegen/KernelToMLIR.h"
@@ -114,6 +115,31 @@ static bool evaluatesPolynomial(const UOp *sink) {
   return false;
 }
 
+// Whether a kernel is elementwise (no REDUCE, one loop nest) and every
+// buffer access steps by 0 or 1 element per iteration of its innermost loop,
+// so vectors along that loop are plain loads and stores. LLVM fully unrolls a
+// short innermost loop before it vectorizes, and may then vectorize the loop
+// around it with gathers and scatters (a 32x16 where/compare: 2x slower than
+// the contiguous vectors SLP makes of the unrolled body); for such a kernel
+// no gather is ever the better choice.
+static bool contiguousInInnermostLoop(const UOp *sink) {
+  const UOp *end = nullptr;
+  std::vector<const UOp *> indices;
+  for (const UOp *n : toposort(sink)) {
+    if (n->is(Op::REDUCE) || (n->is(Op::END) && end)) return false;
+    if (n->is(Op::END)) end = n;
+    if (n->is(Op::INDEX) && n->numSrc() == 2) indices.push_back(n);
+  }
+  if (!end || end->numSrc() < 2) return false;
+  const UOp *inner = end->src(end->numSrc() - 1);
+  AffineCoefficients coefficient;
+  for (const UOp *idx : indices) {
+    std::optional<int64_t> c = coefficient(splitGate(idx->src(1)).second, inner);
+    if (!c || (*c != 0 && *c != 1)) return false;
+  }
+  return true;
+}
+
 // Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
 // (AVX-512F's vscalef) rather than a libm call per element.
 static bool hasVectorLdexp(const llvm::TargetMachine &tm) {
@@ -165,14 +191,17 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     int64_t width = 0;
     if (tiled) width = std::min<int64_t>(tiles[i].columns * 32, 512);
     else if (kernel.wideVectors && kernel.polyTranscendentals && evaluatesPolynomial(k.sink)) width = 512;
-    if (width)
-      for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
-        if (llvm::Function *f = out.module->getFunction(sym)) {
-          f->addFnAttr("prefer-vector-width", std::to_string(width));
-          if (!tiled || !tm.getTargetTriple().isX86()) continue;
-          std::string fs = tm.getTargetFeatureString().str();
-          f->addFnAttr("target-features", fs.empty() ? "+prefer-no-gather" : fs + ",+prefer-no-gather");
-        }
+    std::string noGather = !tm.getTargetTriple().isX86()       ? ""
+                           : tiled                                ? "+prefer-no-gather"
+                           : contiguousInInnermostLoop(k.sink) ? "+prefer-no-gather,+prefer-no-scatter"
+                                                                  : "";
+    for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
+      if (llvm::Function *f = out.module->getFunction(sym)) {
+        if (width) f->addFnAttr("prefer-vector-width", std::to_string(width));
+        if (noGather.empty()) continue;
+        std::string fs = tm.getTargetFeatureString().str();
+        f->addFnAttr("target-features", fs.empty() ? noGather : fs + "," + noGather);
+      }
     if (llvm::Function *f = out.module->getFunction(k.symbol)) {
       f->addFnAttr(llvm::Attribute::NoInline);
       f->setLinkage(llvm::GlobalValue::InternalLinkage);
