@@ -6,8 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h"
-#include "Codegen/GateVersioning.h"
-#include "Codegen/MatmulTiling.h"
 #include "Codegen/Jit.h"
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/ScheduleModule.h"
@@ -40,11 +38,6 @@ struct CompiledSchedule::Native {
 CompiledSchedule::~CompiledSchedule() = default;
 
 namespace {
-
-Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
-  d.notes.push_back("in kernel " + (k.name.empty() ? std::string("<unnamed>") : k.name) + " (" + k.symbol + ")");
-  return d;
-}
 
 // func.func @tgc_run(%buffers: !llvm.ptr): the LINEAR in order.
 Status buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::string &symbol) {
@@ -106,114 +99,6 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
     }
     if (around) around(i, true);
   }
-}
-
-// Whether a kernel computes EXP2, LOG2, SIN or POW on floats.
-static bool evaluatesPolynomial(const UOp *sink) {
-  for (const UOp *n : toposort(sink))
-    if ((n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat()) return true;
-  return false;
-}
-
-// Whether a kernel is elementwise (no REDUCE, one loop nest) and every
-// buffer access steps by 0 or 1 element per iteration of its innermost loop,
-// so vectors along that loop are plain loads and stores. LLVM fully unrolls a
-// short innermost loop before it vectorizes, and may then vectorize the loop
-// around it with gathers and scatters (a 32x16 where/compare: 2x slower than
-// the contiguous vectors SLP makes of the unrolled body); for such a kernel
-// no gather is ever the better choice.
-static bool contiguousInInnermostLoop(const UOp *sink) {
-  const UOp *end = nullptr;
-  std::vector<const UOp *> indices;
-  for (const UOp *n : toposort(sink)) {
-    if (n->is(Op::REDUCE) || (n->is(Op::END) && end)) return false;
-    if (n->is(Op::END)) end = n;
-    if (n->is(Op::INDEX) && n->numSrc() == 2) indices.push_back(n);
-  }
-  if (!end || end->numSrc() < 2) return false;
-  const UOp *inner = end->src(end->numSrc() - 1);
-  AffineCoefficients coefficient;
-  for (const UOp *idx : indices) {
-    std::optional<int64_t> c = coefficient(splitGate(idx->src(1)).second, inner);
-    if (!c || (*c != 0 && *c != 1)) return false;
-  }
-  return true;
-}
-
-// Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
-// (AVX-512F's vscalef) rather than a libm call per element.
-static bool hasVectorLdexp(const llvm::TargetMachine &tm) {
-  return tm.getTargetTriple().isX86() && tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
-}
-
-Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleModuleHooks &hooks,
-                                      const KernelOptions &kernel, unsigned optLevel, bool keepMLIR,
-                                      llvm::TargetMachine &tm) {
-  for (const ScheduleCall &c : plan.calls)
-    for (const ScheduleArg &a : c.args)
-      if (a.byteOffset > INT32_MAX) return Diagnostic::at(c.call, "buffer view offset beyond 2 GiB is not supported");
-  MLIRContext mctx(MLIRContext::Threading::DISABLED); // the machine's cores are shared; kernels are small
-  loadKernelDialects(mctx);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&mctx));
-  std::vector<MatmulTile> tiles;
-  KernelOptions kernelOpts = kernel;
-  kernelOpts.vectorLdexp = kernel.vectorLdexp && hasVectorLdexp(tm);
-  for (const ScheduleKernel &k : plan.kernels) {
-    const UOp *body = tileMatmul(k.sink, kernel, {}, &tiles.emplace_back());
-    Status s = lowerKernelToMLIR(*module, body, KernelSpec{k.symbol, k.numArgs, k.noalias, kernelOpts});
-    if (!s) return inKernel(s.error(), k);
-  }
-  if (hooks.addMLIR)
-    if (Status s = hooks.addMLIR(*module); !s) return s.error();
-  LoweredSchedule out;
-  if (keepMLIR) out.mlirText = printMLIR(*module);
-  if (Status s = lowerToLLVMDialect(*module); !s) return s.error();
-  out.ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = translateToLLVMIR(*module, *out.ctx, tm);
-  if (!m) return m.error();
-  out.module = std::move(*m);
-  // Kernels stay functions of their own: the run function stays a flat call
-  // list and a kernel called from many places is optimized and emitted once.
-  for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const ScheduleKernel &k = plan.kernels[i];
-    // The vectors of a register tile are as wide as its rows, up to 512
-    // bits (x86's prefer-vector-width; ignored elsewhere, and clamped to what
-    // the CPU has): LLVM's default for many AVX-512 CPUs is 256 bits, half
-    // the FMA rate of a 512-bit tile row; and a row narrower than the widest
-    // vector (8 floats: conv2d's 56 columns) is vectorized one row per vector
-    // only when the vectorizers are told that width (at 512 bits SLP joins
-    // rows and gathers their operands). Gathers are made unattractive too
-    // (an x86 feature; other targets would warn about it).
-    // A loop evaluating a polynomial transcendental per element is bound by
-    // its ALU work (some 25 vector ops per EXP2), not by memory: the widest
-    // vectors halve that work (KernelOptions::wideVectors).
-    const bool tiled = tiles[i].columns > 0;
-    int64_t width = 0;
-    if (tiled) width = std::min<int64_t>(tiles[i].columns * 32, 512);
-    else if (kernel.wideVectors && kernel.polyTranscendentals && evaluatesPolynomial(k.sink)) width = 512;
-    std::string noGather = !tm.getTargetTriple().isX86()       ? ""
-                           : tiled                                ? "+prefer-no-gather"
-                           : contiguousInInnermostLoop(k.sink) ? "+prefer-no-gather,+prefer-no-scatter"
-                                                                  : "";
-    for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
-      if (llvm::Function *f = out.module->getFunction(sym)) {
-        if (width) f->addFnAttr("prefer-vector-width", std::to_string(width));
-        if (noGather.empty()) continue;
-        std::string fs = tm.getTargetFeatureString().str();
-        f->addFnAttr("target-features", fs.empty() ? noGather : fs + "," + noGather);
-      }
-    if (llvm::Function *f = out.module->getFunction(k.symbol)) {
-      f->addFnAttr(llvm::Attribute::NoInline);
-      f->setLinkage(llvm::GlobalValue::InternalLinkage);
-    }
-    if (!hooks.exportEntries)
-      if (llvm::Function *f = out.module->getFunction(entrySymbol(k.symbol)))
-        f->setLinkage(llvm::GlobalValue::InternalLinkage);
-  }
-  if (hooks.addLLVM)
-    if (Status s = hooks.addLLVM(*out.module); !s) return s.error();
-  if (Status s = optimizeModule(*out.module, tm, optLevel); !s) return s.error();
-  return out;
 }
 
 } // namespace codegen
