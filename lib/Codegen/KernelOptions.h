@@ -48,9 +48,13 @@ struct KernelOptions {
   /// rounded result in 3 vector ops instead of 9. Applied only where the target
   /// has a vector ldexp (x86 with AVX-512F; elsewhere it is a libm call).
   bool vectorLdexp = true;
+  /// A short float MAX reduction over a contiguous innermost range keeps one
+  /// accumulator per vector lane (ReduceLanes.h), so its maxima are vector
+  /// ops instead of one serial chain. Off under strictFP.
+  bool maxLanes = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false};
   }
 };
 

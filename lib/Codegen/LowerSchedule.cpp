@@ -14,6 +14,7 @@
 #include "Codegen/GateVersioning.h"
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/MatmulTiling.h"
+#include "Codegen/ReduceLanes.h"
 #include "Codegen/ScheduleModule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -174,14 +175,14 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   KernelOptions kernelOpts = kernel;
   kernelOpts.vectorLdexp = kernel.vectorLdexp && hasVectorLdexp(tm);
 
-  // The tgc side, on this thread: tiled bodies and their attributes.
+  // The tgc side, on this thread: the optimized bodies (tiles, lane maxima) and their attributes.
   std::vector<const UOp *> bodies;
   std::vector<KernelAttributes> attrs;
   std::vector<size_t> sizes;
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
     MatmulTile tile;
-    bodies.push_back(tileMatmul(k.sink, kernel, {}, &tile));
+    bodies.push_back(splitMaxLanes(tileMatmul(k.sink, kernel, {}, &tile), kernel));
     attrs.emplace_back(k.sink, tile, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();

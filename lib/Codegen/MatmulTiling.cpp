@@ -16,12 +16,6 @@ namespace tgc::codegen {
 
 namespace {
 
-std::optional<int64_t> tripCount(const UOp *range) {
-  if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
-    return std::nullopt;
-  return range->src(0)->arg().getInt();
-}
-
 bool dependsOn(const UOp *u, const UOp *range) {
   for (const UOp *n : toposort(u))
     if (n == range) return true;
@@ -38,14 +32,14 @@ const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candi
   return nullptr;
 }
 
+} // namespace
+
 int64_t maxAxisId(const UOp *sink) {
   int64_t m = 0;
   for (const UOp *u : toposort(sink))
     if (u->is(Op::RANGE) && u->arg().isTuple() && u->arg().size() > 0 && u->arg()[0].isInt()) m = std::max(m, u->arg()[0].getInt());
   return m;
 }
-
-} // namespace
 
 bool isLocalBuffer(const UOp *buf) {
   if (!buf->is(Op::PARAM)) return false;

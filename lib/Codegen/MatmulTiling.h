@@ -56,4 +56,7 @@ const UOp *localBuffer(const UOp *like, int64_t elements);
 /// `chosen`, when given, receives the tile applied (columns 0: not tiled).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
+/// The largest axis id among a kernel's RANGEs (new ranges take the next ones).
+int64_t maxAxisId(const UOp *sink);
+
 } // namespace tgc::codegen

@@ -13,12 +13,13 @@
 
 namespace tgc::codegen {
 
-namespace {
-
 std::optional<int64_t> tripCount(const UOp *range) {
-  if (range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt()) return std::nullopt;
+  if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
+    return std::nullopt;
   return range->src(0)->arg().getInt();
 }
+
+namespace {
 
 bool isReduceAxis(const UOp *range) {
   const tgc::Value &a = range->arg();

@@ -13,7 +13,12 @@
 #include "Codegen/KernelOptions.h"
 #include "IR/UOp.h"
 
+#include <optional>
+
 namespace tgc::codegen {
+
+/// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
+std::optional<int64_t> tripCount(const UOp *range);
 
 /// Product of the trip counts of the distinct RANGEs of a kernel (a proxy
 /// for its work); -1 when a trip count is not a literal.

@@ -2,6 +2,7 @@
 #include "Codegen/Passes.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
+#include "Codegen/ReduceLanes.h"
 
 #include "IR/Pass.h"
 
@@ -42,20 +43,26 @@ public:
   }
 };
 
+// A pass that rewrites every kernel body with `rewrite` under the default options.
+std::unique_ptr<Pass> kernelRewritePass(const UOp *(*rewrite)(const UOp *, const codegen::KernelOptions &)) {
+  return std::make_unique<FunctionPass>([rewrite](Graph &g) {
+    std::unordered_map<const UOp *, const UOp *> map;
+    codegen::KernelOptions opts;
+    for (const UOp *k : kernelBodies(g))
+      if (const UOp *t = rewrite(k, opts); t != k) map[k] = t;
+    if (!map.empty()) g.roots = substitute(g.roots, map);
+    return Status::success();
+  });
+}
+
 } // namespace
 
 void registerCodegenPasses() {
   PassRegistry &r = PassRegistry::instance();
-  r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes)", [] {
-           return std::make_unique<FunctionPass>([](Graph &g) {
-             std::unordered_map<const UOp *, const UOp *> map;
-             codegen::KernelOptions opts;
-             for (const UOp *k : kernelBodies(g))
-               if (const UOp *t = codegen::tileMatmul(k, opts); t != k) map[k] = t;
-             if (!map.empty()) g.roots = substitute(g.roots, map);
-             return Status::success();
-           });
-         }});
+  r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes)",
+         [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
+  r.add({"max-lanes", "split short contiguous float MAX reductions into one accumulator per vector lane",
+         [] { return kernelRewritePass(codegen::splitMaxLanes); }});
   r.add({"parallel-loop", "analysis: the loop of each kernel that codegen runs on threads (print with --print-after)",
          [] { return std::make_unique<ParallelLoopPass>(); }});
 }
