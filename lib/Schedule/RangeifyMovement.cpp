@@ -112,25 +112,50 @@ static const Value &placeholderArg(size_t i) {
   return args[i];
 }
 
+// True if every index is a CONST or a RANGE over a CONST bound of at least 2:
+// symbolic has no rule for such a SINK or such leaves (a RANGE is folded only
+// when its value is fixed, i.e. its bound is 1), so UOp.simplify() returns
+// the list unchanged.
+static bool isSimplifiedLeafList(const std::vector<const UOp *> &rngs) {
+  for (const UOp *r : rngs) {
+    if (r->is(Op::CONST)) continue;
+    if (!r->is(Op::RANGE) || r->numSrc() != 1 || !r->src(0)->is(Op::CONST)) return false;
+    const Value &bound = r->src(0)->arg();
+    if (!bound.isInt() || bound.getInt() < 2) return false;
+  }
+  return true;
+}
+
 static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape, const IShape &outShape,
                                              const std::vector<const UOp *> &rngs) {
   const UOp *key = sink(ctx, rngs);
   ReshapeMemo<std::vector<const UOp *>> &memo = ctx.analysis<ReshapeMemos>().ranges;
   if (const std::vector<const UOp *> *done = memo.find(key, inShape, outShape)) return *done;
-  // applies any commutative flips to the rngs early, as tinygrad does
-  const UOp *s = symSimplify(key);
   // swap the ranges for PLACEHOLDER copies so that the simplification only
   // sees their bounds (tinygrad caches the result on the placeholders)
-  RangeCache &rc = rangeCache();
   std::unordered_map<const UOp *, const UOp *> toPlaceholder, back;
-  std::vector<const UOp *> rs = rc.ranges(s);
-  for (size_t i = 0; i < rs.size(); ++i) {
-    const UOp *r = rs[i];
-    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(i), r->tag());
-    toPlaceholder[r] = p;
-    back[p] = r;
+  auto placeholderFor = [&](const UOp *r) {
+    auto [it, fresh] = toPlaceholder.try_emplace(r, nullptr);
+    if (fresh) {
+      it->second = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(toPlaceholder.size() - 1), r->tag());
+      back[it->second] = r;
+    }
+    return it->second;
+  };
+  const UOp *placeholders;
+  if (isSimplifiedLeafList(rngs)) {
+    // what the general path below computes for such a list: symbolic leaves
+    // it alone, and its ranges are its RANGEs in order of first appearance
+    std::vector<const UOp *> ps;
+    for (const UOp *r : rngs) ps.push_back(r->is(Op::RANGE) ? placeholderFor(r) : r);
+    placeholders = sink(ctx, ps);
+  } else {
+    // applies any commutative flips to the rngs early, as tinygrad does
+    const UOp *s = symSimplify(key);
+    for (const UOp *r : rangeCache().ranges(s)) placeholderFor(r);
+    placeholders = substituteRanges(s, toPlaceholder);
   }
-  const UOp *out = applyReshape(ctx, inShape, outShape, substituteRanges(s, toPlaceholder));
+  const UOp *out = applyReshape(ctx, inShape, outShape, placeholders);
   out = substituteRanges(out, back);
   return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }
