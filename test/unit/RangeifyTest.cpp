@@ -126,6 +126,33 @@ TEST_CASE("rangeify: memoized RESHAPE index lists are what a fresh computation g
   CHECK(rangeCache().rangesOf(other) != rangeCache().rangesOf(first));
 }
 
+TEST_CASE("rangeify: a RESHAPE of bare ranges skips the simplification and gives the same") {
+  // a list of RANGEs and CONSTs is already simplified (its RANGE bounds are at
+  // least 2), so reshapeIndex takes it as it is; the same list reached through
+  // the simplifier (r + 0 folds to r) must give the same index expressions
+  auto textOf = [](const std::vector<const UOp *> &us) {
+    Graph g;
+    g.roots = us;
+    return printText(g);
+  };
+  auto reshapeIn = [](Context &c, bool throughSimplify) {
+    const UOp *r0 = range(c, 6, 0), *r1 = range(c, 4, 1);
+    const UOp *b = throughSimplify ? (UOpRef(r1) + 0).get() : r1;
+    // a repeated range and a constant axis: one PLACEHOLDER per distinct range, in order
+    return applyMovement(c, Op::RESHAPE, {4, 3, 2, 2}, {4, 6, 2, 1}, {b, r0, b, c.constInt(0)});
+  };
+  Context bare, simplified;
+  std::vector<const UOp *> got = reshapeIn(bare, false), want = reshapeIn(simplified, true);
+  REQUIRE(got.size() == 4);
+  CHECK(textOf(got) == textOf(want));
+  // the premise: symbolic leaves such a list alone, but folds a RANGE of bound 1
+  Context c;
+  const UOp *leaves = sink(c, {range(c, 6, 0), range(c, 2, 1), c.constInt(3)});
+  CHECK(symSimplify(leaves) == leaves);
+  const UOp *unit = sink(c, {range(c, 1, 2)});
+  CHECK(symSimplify(unit) != unit);
+}
+
 TEST_CASE("rangeify: kernel counts of small fusions") {
   Context c;
   T t{c};
@@ -233,6 +260,39 @@ TEST_CASE("rangeify: the kernel graph of a fused reduce") {
   }
   CHECK(reduces == 1);
   CHECK(params == 3);
+}
+
+TEST_CASE("split-kernels: every kernel PARAM has the dtype and size of its call argument") {
+  // debuf's PARAM views are shared between kernels (memoized per slot, dtype,
+  // address space, device and shape): kernels over buffers that differ in one
+  // of these must still get their own
+  Context c;
+  T t{c};
+  const UOp *f = t.alu(Op::ADD, t.tensor({4, 8}), t.tensor({4, 8}));
+  const UOp *i = t.alu(Op::ADD, t.tensor({4, 8}, dtypes::Int32), t.tensor({4, 8}, dtypes::Int32));
+  const UOp *g = t.alu(Op::MUL, t.tensor({32}), t.tensor({32}));
+  const UOp *h = t.alu(Op::MUL, t.tensor({5, 3}), t.tensor({5, 3}));
+  const UOp *kg = schedule(t.sinkOf({f, i, g, h}));
+  ToposortOptions o;
+  o.enterCalls = false;
+  size_t calls = 0, params = 0;
+  for (const UOp *call : toposort(kg, o)) {
+    if (!call->is(Op::CALL)) continue;
+    ++calls;
+    for (const UOp *u : toposort(call->src(0))) {
+      if (!u->is(Op::PARAM)) continue;
+      ++params;
+      ParamFields pf = paramFields(u);
+      REQUIRE(pf.slot >= 0);
+      REQUIRE(size_t(pf.slot) + 1 < call->numSrc());
+      const UOp *arg = call->src(size_t(pf.slot) + 1);
+      CHECK(u->dtype() == arg->dtype());
+      REQUIRE(u->src(0)->is(Op::CONST));
+      CHECK(u->src(0)->arg().getInt() == prod(shapeOf(arg)));
+    }
+  }
+  CHECK(calls == 4);
+  CHECK(params == 12);
 }
 
 TEST_CASE("callify: CONTIGUOUS becomes a store into a fresh buffer") {
