@@ -37,12 +37,13 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
   bool hasRanges = rm != ctx.rangeMap.end();
   for (size_t i = 0; i < x->numSrc(); ++i) {
     const UOp *s = x->src(i), *ns = s;
-    std::vector<const UOp *> sr = hasRanges ? srcRngs(x, s, rm->second.first) : std::vector<const UOp *>{};
+    // the ranges src i is read with (only a buffer or a realized src needs them)
+    auto rangesOfSrc = [&] { return srcRngs(x, s, rm->second.first); };
     if (s->is(Op::PARAM) || s->is(Op::BUFFER) || s->is(Op::MSTACK) || s->is(Op::MSELECT) || s->is(Op::AFTER)) {
-      if (hasRanges && i < dataCount) ns = index(s, sr);
+      if (hasRanges && i < dataCount) ns = index(s, rangesOfSrc());
     } else if (auto rz = ctx.realizeMap.find(s); rz != ctx.realizeMap.end()) {
       if (!rz->second) fail(s, "realize map must contain range list");
-      std::vector<size_t> realized = *rz->second;
+      const std::vector<size_t> &realized = *rz->second;
       const std::vector<const UOp *> &sOut = ctx.rangeMap.at(s).second;
       std::vector<const UOp *> closed;
       for (size_t k = 0; k < sOut.size(); ++k)
@@ -56,7 +57,8 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
       } else {
         bool removable = !alwaysContiguous(s->op()) && !ctx.nonRemovable.count(s);
         AddrSpace as = sOut.size() == realized.size() ? AddrSpace::GLOBAL : AddrSpace::LOCAL;
-        std::vector<const UOp *> src{ns};
+        std::vector<const UOp *> src{ns}, sr;
+        if (hasRanges) sr = rangesOfSrc();
         src.insert(src.end(), closed.begin(), closed.end());
         ns = s->context().get(Op::STAGE, s->dtype(), std::move(src), bufferizeOpts(s->device(), as, removable));
         if (hasRanges) {
