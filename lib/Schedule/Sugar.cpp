@@ -215,16 +215,25 @@ ParamFields paramFields(const UOp *u) {
   return *f;
 }
 
+// Values are immutable and share their payload: the constant records are made
+// once (every kernel of a graph asks for them).
 Value callInfo() {
-  return Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
-                       {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  static const Value info =
+      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
+                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  return info;
 }
 
-Value kernelInfo(const Value &optsToApply) {
+static Value makeKernelInfo(const Value &optsToApply) {
   return Value::object("KernelInfo",
                        {"name", "axis_types", "dont_use_locals", "applied_opts", "opts_to_apply", "estimates", "beam"},
                        {Value::string("test"), Value::tuple({}), Value::boolean(false), Value::tuple({}), optsToApply,
                         Value(), Value::integer(0)});
+}
+
+Value kernelInfo(const Value &optsToApply) {
+  static const Value plain = makeKernelInfo(Value());
+  return optsToApply.isNone() ? plain : makeKernelInfo(optsToApply);
 }
 
 Value bufferizeOpts(const Value &device, AddrSpace addrspace, bool removable) {
