@@ -150,6 +150,8 @@ static const PatternMatcher &kernelBodyPM() {
              std::vector<const UOp *> src{r->src(0)};
              for (const UOp *x : rc.rangesOf(keep)) src.push_back(x);
              src.insert(src.end(), backedge.begin(), backedge.end());
+             // the same srcs would intern r again (a decline)
+             if (std::equal(src.begin(), src.end(), r->src().begin(), r->src().end())) return nullptr;
              return r->withSrc(src);
            }),
       // rangeify_codegen

@@ -76,7 +76,10 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
 
 static const UOp *applyGeneric(IndexingContext &ctx, const UOp *x) {
   if (x->is(Op::STAGE) || x->is(Op::INDEX)) return nullptr;
-  return x->withSrc(bufferizeAndIndexSrcs(ctx, x));
+  std::vector<const UOp *> src = bufferizeAndIndexSrcs(ctx, x);
+  // unchanged srcs would intern x again, which the matcher takes as a decline
+  if (std::equal(src.begin(), src.end(), x->src().begin(), x->src().end())) return nullptr;
+  return x->withSrc(std::move(src));
 }
 
 static const PatternMatcher &applyRangeifyPM() {
