@@ -164,7 +164,13 @@ const UOp *runRangeify(const UOp *sink) {
              return b->withArg(bufferizeOpts(m.ctx<SinkDevice>().device, o.addrspace, o.removable));
            }),
   });
-  SinkDevice dev{out->device()};
+  // a SINK's device is its first src's that has one: asking the srcs in turn
+  // spares computing the properties of every output's subgraph here
+  SinkDevice dev;
+  if (!out->is(Op::SINK)) dev.device = out->device();
+  else
+    for (const UOp *s : out->src())
+      if (!(dev.device = s->device()).isNone()) break;
   return rewrite(out, fixDeviceless, dev);
 }
 

@@ -295,6 +295,21 @@ TEST_CASE("split-kernels: every kernel PARAM has the dtype and size of its call 
   CHECK(params == 12);
 }
 
+TEST_CASE("rangeify: a SINK's device is the first device among its srcs") {
+  // runRangeify asks the output SINK's srcs in turn instead of sink->device()
+  // (which would compute the properties of every output): the same answer
+  Context c;
+  T t{c};
+  const UOp *constOnly = t.alu(Op::ADD, t.fconst(1.0), t.fconst(2.0));
+  const UOp *cpu = t.tensor({4});
+  t.dev = Value::string("DISK");
+  const UOp *disk = t.tensor({4});
+  CHECK(constOnly->device().isNone());
+  CHECK(sink(c, {constOnly, cpu, disk})->device() == Value::string("CPU"));
+  CHECK(sink(c, {disk, cpu})->device() == Value::string("DISK"));
+  CHECK(sink(c, {constOnly})->device().isNone());
+}
+
 TEST_CASE("callify: CONTIGUOUS becomes a store into a fresh buffer") {
   Context c;
   T t{c};
