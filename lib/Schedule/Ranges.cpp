@@ -127,6 +127,8 @@ const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
   if (!root->hasRangeBelow()) return kNoRanges;
   RangeTables &t = root->context().analysis<RangeTables>();
   if (const RangeList *const *done = t.ranges.find(root)) return **done;
+  // most nodes of a scheduled graph end up in the table: start at the size of the Context
+  if (t.ranges.size() == 0) t.ranges.reserve(root->context().size());
   visitUnknownSourcesFirst(
       root, [&](const UOp *s) { return !s->hasRangeBelow() || t.ranges.contains(s); },
       [&](const UOp *u) {
