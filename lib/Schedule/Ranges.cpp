@@ -7,19 +7,18 @@
 
 #include <algorithm>
 #include <deque>
-#include <unordered_set>
 
 namespace tgc::rangeify {
 
 std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
                                        bool enterCalls) {
   std::vector<const UOp *> out;
-  std::unordered_set<const UOp *> done;
+  PtrSet done;
   std::vector<std::pair<const UOp *, bool>> stack{{root, false}};
   while (!stack.empty()) {
     auto [node, visited] = stack.back();
     stack.pop_back();
-    if (done.count(node)) continue;
+    if (done.contains(node)) continue;
     if (visited) {
       done.insert(node);
       out.push_back(node);
@@ -149,11 +148,9 @@ const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
 }
 
 std::vector<const UOp *> RangeCache::rangesOf(const std::vector<const UOp *> &us) {
-  std::vector<const UOp *> out;
-  std::unordered_set<const UOp *> seen;
+  std::vector<const UOp *> out; // range lists are short: a linear search dedups
   for (const UOp *u : us)
-    for (const UOp *r : ranges(u))
-      if (seen.insert(r).second) out.push_back(r);
+    for (const UOp *r : ranges(u)) addUnique(out, r);
   return out;
 }
 
