@@ -70,11 +70,45 @@ struct ReshapeMemos {
 };
 } // namespace
 
+// The PLACEHOLDER index list of a RESHAPE that only inserts or removes size-1
+// axes, or nullptr if `urngs` (the output axes' PLACEHOLDERs) or the shapes
+// are not of that form. Symbolic folds the div/mod chain of such a reshape
+// to the PLACEHOLDER of the matching output axis (`(a*n + b) % n` is b for b
+// in [0, n)), and a size-1 input axis to 0; this builds that directly.
+static const UOp *unitAxesReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
+  std::vector<const UOp *> kept; // the PLACEHOLDERs of the output axes of size > 1
+  for (size_t k = 0; k < outShape.size(); ++k) {
+    const UOp *u = urngs->src(k);
+    if (outShape[k] == 1) {
+      if (!u->is(Op::CONST) || u->dtype() != dtypes::WeakInt || !u->arg().isInt() || u->arg().getInt() != 0)
+        return nullptr;
+      continue;
+    }
+    if (!u->is(Op::RANGE) || u->numSrc() != 1 || !u->src(0)->is(Op::CONST) || !u->src(0)->arg().isInt() ||
+        u->src(0)->arg().getInt() != outShape[k])
+      return nullptr;
+    kept.push_back(u);
+  }
+  std::vector<const UOp *> axesOut;
+  size_t next = 0;
+  for (int64_t d : inShape) {
+    if (d == 1) {
+      axesOut.push_back(ctx.constInt(0));
+      continue;
+    }
+    if (next == kept.size() || kept[next]->src(0)->arg().getInt() != d) return nullptr;
+    axesOut.push_back(kept[next++]);
+  }
+  if (next != kept.size()) return nullptr;
+  return sink(ctx, axesOut);
+}
+
 // tinygrad's _apply_reshape: linearize the output index row-major, then peel
 // the input coordinates off from the back, and let symbolic fold the div/mods.
 static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
   ReshapeMemo<const UOp *> &memo = ctx.analysis<ReshapeMemos>().placeholders;
   if (const UOp *const *done = memo.find(urngs, inShape, outShape)) return *done;
+  if (const UOp *unit = unitAxesReshape(ctx, inShape, outShape, urngs)) return memo.add(urngs, inShape, outShape, unit);
   int64_t acc = 1;
   std::vector<const UOp *> axesIn;
   for (size_t k = outShape.size(); k-- > 0;) {

@@ -153,6 +153,28 @@ TEST_CASE("rangeify: a RESHAPE of bare ranges skips the simplification and gives
   CHECK(symSimplify(unit) != unit);
 }
 
+TEST_CASE("rangeify: a RESHAPE that only adds or drops size-1 axes reads the matching ranges") {
+  // the div/mod chain of such a reshape folds to the range of the matching
+  // axis (and 0 for a size-1 input axis); reshapeIndex builds that directly
+  Context c;
+  const UOp *r0 = range(c, 4, 0), *r1 = range(c, 8, 1), *zero = c.constInt(0);
+  auto in = applyMovement(c, Op::RESHAPE, {4, 8}, {1, 4, 1, 8}, {zero, r0, zero, r1});
+  REQUIRE(in.size() == 2);
+  CHECK(in[0] == r0);
+  CHECK(in[1] == r1);
+  auto wider = applyMovement(c, Op::RESHAPE, {1, 4, 8, 1}, {4, 8}, {r0, r1});
+  REQUIRE(wider.size() == 4);
+  CHECK(wider[0] == zero);
+  CHECK(wider[1] == r0);
+  CHECK(wider[2] == r1);
+  CHECK(wider[3] == zero);
+  // merging axes is a real reshape: the flat index is r0*8+r1 (in tinygrad's operand order)
+  auto flat = applyMovement(c, Op::RESHAPE, {32}, {4, 8}, {r0, r1});
+  REQUIRE(flat.size() == 1);
+  CHECK(flat[0]->is(Op::ADD));
+  CHECK(rangeCache().ranges(flat[0]).size() == 2);
+}
+
 TEST_CASE("rangeify: kernel counts of small fusions") {
   Context c;
   T t{c};
