@@ -67,6 +67,7 @@ private:
 struct ReshapeMemos {
   ReshapeMemo<const UOp *> placeholders;        ///< _apply_reshape(in, out, placeholder sink)
   ReshapeMemo<std::vector<const UOp *>> ranges; ///< apply_movement_op(RESHAPE, in, out, ranges sink)
+  PtrMap<const UOp *> simplified{256};          ///< UOp.simplify() of one index
 };
 } // namespace
 
@@ -184,8 +185,17 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
     for (const UOp *r : rngs) ps.push_back(r->is(Op::RANGE) ? placeholderFor(r) : r);
     placeholders = sink(ctx, ps);
   } else {
-    // applies any commutative flips to the rngs early, as tinygrad does
-    const UOp *s = symSimplify(key);
+    // applies any commutative flips to the rngs early, as tinygrad does.
+    // Symbolic has no rule for a SINK, so that is each index simplified on
+    // its own; the indices recur across RESHAPEs, so each is simplified once.
+    PtrMap<const UOp *> &simplified = ctx.analysis<ReshapeMemos>().simplified;
+    std::vector<const UOp *> idx;
+    for (const UOp *r : rngs) {
+      const UOp *&done = simplified[r];
+      if (!done) done = symSimplify(r);
+      idx.push_back(done);
+    }
+    const UOp *s = sink(ctx, idx);
     for (const UOp *r : rangeCache().ranges(s)) placeholderFor(r);
     placeholders = substituteRanges(s, toPlaceholder);
   }
