@@ -200,6 +200,15 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
     placeholders = substituteRanges(s, toPlaceholder);
   }
   const UOp *out = applyReshape(ctx, inShape, outShape, placeholders);
+  // an index that is a PLACEHOLDER or holds no range maps back on its own
+  std::vector<const UOp *> idx;
+  for (const UOp *e : out->src()) {
+    auto it = back.find(e);
+    if (it != back.end()) idx.push_back(it->second);
+    else if (!e->hasRangeBelow()) idx.push_back(e);
+    else break;
+  }
+  if (idx.size() == out->numSrc()) return memo.add(key, inShape, outShape, std::move(idx));
   out = substituteRanges(out, back);
   return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }
