@@ -69,7 +69,7 @@ std::optional<IShape> maybeShape(const UOp *u) {
 IShape shapeOf(const UOp *u) {
   std::optional<IShape> s = maybeShape(u);
   if (!s) fail(u, "shape requested, but " + std::string(opName(u->op())) + " doesn't have a shape");
-  return *s;
+  return std::move(*s);
 }
 
 int64_t prod(const IShape &s) {
