@@ -212,7 +212,7 @@ std::optional<ParamFields> ParamFields::from(const Value &arg) {
 ParamFields paramFields(const UOp *u) {
   std::optional<ParamFields> f = ParamFields::from(u->arg());
   if (!f) fail(u, std::string(opName(u->op())) + " must have a ParamArg, got " + u->arg().toString());
-  return *f;
+  return std::move(*f);
 }
 
 // Values are immutable and share their payload: the constant records are made
