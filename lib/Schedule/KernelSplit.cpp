@@ -25,9 +25,7 @@ struct LocalAddBufferContext {
   int64_t range = 0;
   Value opts;
 };
-} // namespace
 
-namespace {
 /// What debuf's PARAM view depends on: the kernel slot and the buffer's
 /// dtype, address space, device and shape.
 struct ParamViewKey {
