@@ -75,7 +75,8 @@ struct ReshapeMemos {
 // axes, or nullptr if `urngs` (the output axes' PLACEHOLDERs) or the shapes
 // are not of that form. Symbolic folds the div/mod chain of such a reshape
 // to the PLACEHOLDER of the matching output axis (`(a*n + b) % n` is b for b
-// in [0, n)), and a size-1 input axis to 0; this builds that directly.
+// in [0, n)), and a size-1 input axis to the index dtype's 0; this builds
+// that directly.
 static const UOp *unitAxesReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
   std::vector<const UOp *> kept; // the PLACEHOLDERs of the output axes of size > 1
   for (size_t k = 0; k < outShape.size(); ++k) {
@@ -85,8 +86,8 @@ static const UOp *unitAxesReshape(Context &ctx, const IShape &inShape, const ISh
         return nullptr;
       continue;
     }
-    if (!u->is(Op::RANGE) || u->numSrc() != 1 || !u->src(0)->is(Op::CONST) || !u->src(0)->arg().isInt() ||
-        u->src(0)->arg().getInt() != outShape[k])
+    if (!u->is(Op::RANGE) || u->dtype() != dtypes::WeakInt || u->numSrc() != 1 || !u->src(0)->is(Op::CONST) ||
+        !u->src(0)->arg().isInt() || u->src(0)->arg().getInt() != outShape[k])
       return nullptr;
     kept.push_back(u);
   }
