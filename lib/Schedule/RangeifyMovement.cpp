@@ -192,9 +192,8 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
     PtrMap<const UOp *> &simplified = ctx.analysis<ReshapeMemos>().simplified;
     std::vector<const UOp *> idx;
     for (const UOp *r : rngs) {
-      const UOp *&done = simplified[r];
-      if (!done) done = symSimplify(r);
-      idx.push_back(done);
+      const UOp *const *done = simplified.find(r);
+      idx.push_back(done ? *done : (simplified[r] = symSimplify(r)));
     }
     const UOp *s = sink(ctx, idx);
     for (const UOp *r : rangeCache().ranges(s)) placeholderFor(r);
