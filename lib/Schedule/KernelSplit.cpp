@@ -13,6 +13,7 @@
 #include "Schedule/RangeifyPasses.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace tgc::rangeify {
 
@@ -24,21 +25,48 @@ struct LocalAddBufferContext {
   int64_t range = 0;
   Value opts;
 };
+
+/// What debuf's PARAM view depends on: the kernel slot and the buffer's
+/// dtype, address space, device and shape.
+struct ParamViewKey {
+  int64_t slot;
+  DType dtype;
+  std::optional<AddrSpace> addrspace;
+  Value device;
+  IShape shape;
+  bool operator==(const ParamViewKey &) const = default;
+};
+struct ParamViewKeyHash {
+  size_t operator()(const ParamViewKey &k) const {
+    size_t h = std::hash<int64_t>()(k.slot) ^ (k.dtype.hash() * 31) ^ (k.device.hash() * 131) ^
+               (k.addrspace ? size_t(*k.addrspace) + 1 : 0) * 1031;
+    for (int64_t d : k.shape) h = h * 1000003 ^ std::hash<int64_t>()(d);
+    return h;
+  }
+};
+/// Per Context: the RESHAPE(PARAM) views made so far. The 666 kernels of a
+/// training graph ask for a few dozen distinct ones, and building the
+/// ParamArg Value and interning it is most of debuf's cost.
+struct ParamViews {
+  std::unordered_map<ParamViewKey, const UOp *, ParamViewKeyHash> views;
+};
 } // namespace
 
 // debuf: a buffer (or buffer version) used in the kernel becomes PARAM(dg++).
 static const UOp *debuf(LocalAddBufferContext &ctx, const UOp *buf) {
   if (isVariable(buf)) return buf->context().get(Op::PARAM, buf->dtype(), {buf->src().begin(), buf->src().end()}, buf->arg());
-  IShape s = shapeOf(buf);
-  std::optional<AddrSpace> as = buf->addrspace();
-  ParamFields f;
-  f.slot = ctx.dg;
-  f.dtype = buf->dtype();
-  f.addrspace = as ? addrSpaceValue(*as) : Value();
-  f.device = buf->device();
   Context &c = buf->context();
-  const UOp *p = c.get(Op::PARAM, buf->dtype(), {c.constInt(prod(s))}, f.toValue());
-  const UOp *ret = reshape(p, s);
+  ParamViewKey key{ctx.dg, buf->dtype(), buf->addrspace(), buf->device(), shapeOf(buf)};
+  const UOp *&ret = c.analysis<ParamViews>().views[key];
+  if (!ret) {
+    ParamFields f;
+    f.slot = key.slot;
+    f.dtype = key.dtype;
+    f.addrspace = key.addrspace ? addrSpaceValue(*key.addrspace) : Value();
+    f.device = key.device;
+    const UOp *p = c.get(Op::PARAM, key.dtype, {c.constInt(prod(key.shape))}, f.toValue());
+    ret = reshape(p, key.shape);
+  }
   if (!ctx.inMap.count(buf)) {
     ctx.inMap[buf] = true;
     ctx.args.push_back(buf);
@@ -120,6 +148,8 @@ static const PatternMatcher &kernelBodyPM() {
              std::vector<const UOp *> src{r->src(0)};
              for (const UOp *x : rc.rangesOf(keep)) src.push_back(x);
              src.insert(src.end(), backedge.begin(), backedge.end());
+             // the same srcs would intern r again (a decline)
+             if (std::equal(src.begin(), src.end(), r->src().begin(), r->src().end())) return nullptr;
              return r->withSrc(src);
            }),
       // rangeify_codegen

@@ -16,9 +16,10 @@ namespace tgc::rangeify {
 // _mop_index: INDEX(mop(x), *idxs) -> INDEX(x, *idxs') with the movement op applied.
 static const UOp *mopIndex(const UOp *r, const UOp *idx) {
   std::vector<const UOp *> idxs(idx->src().begin() + 1, idx->src().end());
-  IShape rs = shapeOf(r), ss = shapeOf(r->src(0));
+  IShape rs = shapeOf(r);
   if (idxs.size() == rs.size()) return index(r->src(0), applyMovementOp(r, idxs), idx->arg());
   if (!r->is(Op::RESHAPE) || idxs.size() > rs.size()) return nullptr;
+  IShape ss = shapeOf(r->src(0));
   IShape restOut(rs.begin() + idxs.size(), rs.end());
   int64_t srcPrefix = int64_t(ss.size()) - int64_t(restOut.size());
   if (srcPrefix < 0 || IShape(ss.begin() + srcPrefix, ss.end()) != restOut) return nullptr;

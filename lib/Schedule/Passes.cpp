@@ -58,17 +58,16 @@ Status checkRealizable(const UOp *sink) {
 }
 
 Status callifyGraph(Graph &g) {
-  int64_t slot = firstFreeBufferSlot(g.roots);
   bool any = false;
   for (size_t i = 0; i < g.roots.size(); ++i) {
     if (!isFunctionBody(g.roots[i])) continue;
     if (Status st = checkRealizable(g.roots[i]); !st.ok()) return st;
-    Result<CallifyResult> r = callify(g.roots[i], slot);
+    // the first slot no root uses yet, counting the buffers earlier bodies made
+    Result<CallifyResult> r = callify(g.roots[i], firstFreeBufferSlot(g.roots));
     if (!r) return r.error();
     g.roots[i] = r->call;
     if (i < g.rootNames.size()) g.rootNames[i] = "call";
     g.bufferMap.insert(g.bufferMap.end(), r->bufferMap.begin(), r->bufferMap.end());
-    slot = firstFreeBufferSlot(g.roots);
     any = true;
   }
   if (!any) return Diagnostic({}, "callify expects a tensor graph: a SINK of the tensors to realize");

@@ -37,12 +37,13 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
   bool hasRanges = rm != ctx.rangeMap.end();
   for (size_t i = 0; i < x->numSrc(); ++i) {
     const UOp *s = x->src(i), *ns = s;
-    std::vector<const UOp *> sr = hasRanges ? srcRngs(x, s, rm->second.first) : std::vector<const UOp *>{};
+    // the ranges src i is read with (only a buffer or a realized src needs them)
+    auto rangesOfSrc = [&] { return srcRngs(x, s, rm->second.first); };
     if (s->is(Op::PARAM) || s->is(Op::BUFFER) || s->is(Op::MSTACK) || s->is(Op::MSELECT) || s->is(Op::AFTER)) {
-      if (hasRanges && i < dataCount) ns = index(s, sr);
+      if (hasRanges && i < dataCount) ns = index(s, rangesOfSrc());
     } else if (auto rz = ctx.realizeMap.find(s); rz != ctx.realizeMap.end()) {
       if (!rz->second) fail(s, "realize map must contain range list");
-      std::vector<size_t> realized = *rz->second;
+      const std::vector<size_t> &realized = *rz->second;
       const std::vector<const UOp *> &sOut = ctx.rangeMap.at(s).second;
       std::vector<const UOp *> closed;
       for (size_t k = 0; k < sOut.size(); ++k)
@@ -56,7 +57,8 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
       } else {
         bool removable = !alwaysContiguous(s->op()) && !ctx.nonRemovable.count(s);
         AddrSpace as = sOut.size() == realized.size() ? AddrSpace::GLOBAL : AddrSpace::LOCAL;
-        std::vector<const UOp *> src{ns};
+        std::vector<const UOp *> src{ns}, sr;
+        if (hasRanges) sr = rangesOfSrc();
         src.insert(src.end(), closed.begin(), closed.end());
         ns = s->context().get(Op::STAGE, s->dtype(), std::move(src), bufferizeOpts(s->device(), as, removable));
         if (hasRanges) {
@@ -74,7 +76,10 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
 
 static const UOp *applyGeneric(IndexingContext &ctx, const UOp *x) {
   if (x->is(Op::STAGE) || x->is(Op::INDEX)) return nullptr;
-  return x->withSrc(bufferizeAndIndexSrcs(ctx, x));
+  std::vector<const UOp *> src = bufferizeAndIndexSrcs(ctx, x);
+  // unchanged srcs would intern x again, which the matcher takes as a decline
+  if (std::equal(src.begin(), src.end(), x->src().begin(), x->src().end())) return nullptr;
+  return x->withSrc(std::move(src));
 }
 
 static const PatternMatcher &applyRangeifyPM() {
@@ -159,7 +164,13 @@ const UOp *runRangeify(const UOp *sink) {
              return b->withArg(bufferizeOpts(m.ctx<SinkDevice>().device, o.addrspace, o.removable));
            }),
   });
-  SinkDevice dev{out->device()};
+  // a SINK's device is its first src's that has one: asking the srcs in turn
+  // spares computing the properties of every output's subgraph here
+  SinkDevice dev;
+  if (!out->is(Op::SINK)) dev.device = out->device();
+  else
+    for (const UOp *s : out->src())
+      if (!(dev.device = s->device()).isNone()) break;
   return rewrite(out, fixDeviceless, dev);
 }
 

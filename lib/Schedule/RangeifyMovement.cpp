@@ -67,14 +67,50 @@ private:
 struct ReshapeMemos {
   ReshapeMemo<const UOp *> placeholders;        ///< _apply_reshape(in, out, placeholder sink)
   ReshapeMemo<std::vector<const UOp *>> ranges; ///< apply_movement_op(RESHAPE, in, out, ranges sink)
+  PtrMap<const UOp *> simplified{256};          ///< UOp.simplify() of one index
 };
 } // namespace
+
+// The PLACEHOLDER index list of a RESHAPE that only inserts or removes size-1
+// axes, or nullptr if `urngs` (the output axes' PLACEHOLDERs) or the shapes
+// are not of that form. Symbolic folds the div/mod chain of such a reshape
+// to the PLACEHOLDER of the matching output axis (`(a*n + b) % n` is b for b
+// in [0, n)), and a size-1 input axis to the index dtype's 0; this builds
+// that directly.
+static const UOp *unitAxesReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
+  std::vector<const UOp *> kept; // the PLACEHOLDERs of the output axes of size > 1
+  for (size_t k = 0; k < outShape.size(); ++k) {
+    const UOp *u = urngs->src(k);
+    if (outShape[k] == 1) {
+      if (!u->is(Op::CONST) || u->dtype() != dtypes::WeakInt || !u->arg().isInt() || u->arg().getInt() != 0)
+        return nullptr;
+      continue;
+    }
+    if (!u->is(Op::RANGE) || u->dtype() != dtypes::WeakInt || u->numSrc() != 1 || !u->src(0)->is(Op::CONST) ||
+        !u->src(0)->arg().isInt() || u->src(0)->arg().getInt() != outShape[k])
+      return nullptr;
+    kept.push_back(u);
+  }
+  std::vector<const UOp *> axesOut;
+  size_t next = 0;
+  for (int64_t d : inShape) {
+    if (d == 1) {
+      axesOut.push_back(ctx.constInt(0));
+      continue;
+    }
+    if (next == kept.size() || kept[next]->src(0)->arg().getInt() != d) return nullptr;
+    axesOut.push_back(kept[next++]);
+  }
+  if (next != kept.size()) return nullptr;
+  return sink(ctx, axesOut);
+}
 
 // tinygrad's _apply_reshape: linearize the output index row-major, then peel
 // the input coordinates off from the back, and let symbolic fold the div/mods.
 static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape &outShape, const UOp *urngs) {
   ReshapeMemo<const UOp *> &memo = ctx.analysis<ReshapeMemos>().placeholders;
   if (const UOp *const *done = memo.find(urngs, inShape, outShape)) return *done;
+  if (const UOp *unit = unitAxesReshape(ctx, inShape, outShape, urngs)) return memo.add(urngs, inShape, outShape, unit);
   int64_t acc = 1;
   std::vector<const UOp *> axesIn;
   for (size_t k = outShape.size(); k-- > 0;) {
@@ -112,25 +148,67 @@ static const Value &placeholderArg(size_t i) {
   return args[i];
 }
 
+// True if every index is a CONST or a RANGE over a CONST bound of at least 2:
+// symbolic has no rule for such a SINK or such leaves (a RANGE is folded only
+// when its value is fixed, i.e. its bound is 1), so UOp.simplify() returns
+// the list unchanged.
+static bool isSimplifiedLeafList(const std::vector<const UOp *> &rngs) {
+  for (const UOp *r : rngs) {
+    if (r->is(Op::CONST)) continue;
+    if (!r->is(Op::RANGE) || r->numSrc() != 1 || !r->src(0)->is(Op::CONST)) return false;
+    const Value &bound = r->src(0)->arg();
+    if (!bound.isInt() || bound.getInt() < 2) return false;
+  }
+  return true;
+}
+
 static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape, const IShape &outShape,
                                              const std::vector<const UOp *> &rngs) {
   const UOp *key = sink(ctx, rngs);
   ReshapeMemo<std::vector<const UOp *>> &memo = ctx.analysis<ReshapeMemos>().ranges;
   if (const std::vector<const UOp *> *done = memo.find(key, inShape, outShape)) return *done;
-  // applies any commutative flips to the rngs early, as tinygrad does
-  const UOp *s = symSimplify(key);
   // swap the ranges for PLACEHOLDER copies so that the simplification only
   // sees their bounds (tinygrad caches the result on the placeholders)
-  RangeCache &rc = rangeCache();
   std::unordered_map<const UOp *, const UOp *> toPlaceholder, back;
-  std::vector<const UOp *> rs = rc.ranges(s);
-  for (size_t i = 0; i < rs.size(); ++i) {
-    const UOp *r = rs[i];
-    const UOp *p = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(i), r->tag());
-    toPlaceholder[r] = p;
-    back[p] = r;
+  auto placeholderFor = [&](const UOp *r) {
+    auto [it, fresh] = toPlaceholder.try_emplace(r, nullptr);
+    if (fresh) {
+      it->second = ctx.get(Op::RANGE, r->dtype(), {r->src(0)}, placeholderArg(toPlaceholder.size() - 1), r->tag());
+      back[it->second] = r;
+    }
+    return it->second;
+  };
+  const UOp *placeholders;
+  if (isSimplifiedLeafList(rngs)) {
+    // what the general path below computes for such a list: symbolic leaves
+    // it alone, and its ranges are its RANGEs in order of first appearance
+    std::vector<const UOp *> ps;
+    for (const UOp *r : rngs) ps.push_back(r->is(Op::RANGE) ? placeholderFor(r) : r);
+    placeholders = sink(ctx, ps);
+  } else {
+    // applies any commutative flips to the rngs early, as tinygrad does.
+    // Symbolic has no rule for a SINK, so that is each index simplified on
+    // its own; the indices recur across RESHAPEs, so each is simplified once.
+    PtrMap<const UOp *> &simplified = ctx.analysis<ReshapeMemos>().simplified;
+    std::vector<const UOp *> idx;
+    for (const UOp *r : rngs) {
+      const UOp *const *done = simplified.find(r);
+      idx.push_back(done ? *done : (simplified[r] = symSimplify(r)));
+    }
+    const UOp *s = sink(ctx, idx);
+    for (const UOp *r : rangeCache().ranges(s)) placeholderFor(r);
+    placeholders = substituteRanges(s, toPlaceholder);
   }
-  const UOp *out = applyReshape(ctx, inShape, outShape, substituteRanges(s, toPlaceholder));
+  const UOp *out = applyReshape(ctx, inShape, outShape, placeholders);
+  // an index that is a PLACEHOLDER or holds no range maps back on its own
+  std::vector<const UOp *> idx;
+  for (const UOp *e : out->src()) {
+    auto it = back.find(e);
+    if (it != back.end()) idx.push_back(it->second);
+    else if (!e->hasRangeBelow()) idx.push_back(e);
+    else break;
+  }
+  if (idx.size() == out->numSrc()) return memo.add(key, inShape, outShape, std::move(idx));
   out = substituteRanges(out, back);
   return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }

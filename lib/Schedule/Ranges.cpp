@@ -6,19 +6,19 @@
 #include "IR/PtrMap.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <deque>
 
 namespace tgc::rangeify {
 
 std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool(const UOp *)> &gate,
                                        bool enterCalls) {
   std::vector<const UOp *> out;
-  std::unordered_set<const UOp *> done;
+  PtrSet done;
   std::vector<std::pair<const UOp *, bool>> stack{{root, false}};
   while (!stack.empty()) {
     auto [node, visited] = stack.back();
     stack.pop_back();
-    if (done.count(node)) continue;
+    if (done.contains(node)) continue;
     if (visited) {
       done.insert(node);
       out.push_back(node);
@@ -35,15 +35,31 @@ std::vector<const UOp *> toposortGated(const UOp *root, const std::function<bool
 // ---- ranges ----
 
 namespace {
-/// Per Context: every node's `ranges` (for a RANGE, itself first).
+using RangeList = std::vector<const UOp *>;
+/// Per Context: every node's `ranges` (for a RANGE, itself first). Most nodes
+/// have the ranges of one of their srcs (an ALU over indexed loads, a chain
+/// of casts), so a node points at that src's list instead of a copy: one
+/// allocation per distinct list, and small table slots.
 struct RangeTables {
-  PtrMap<std::vector<const UOp *>> ranges{1024};
+  PtrMap<const RangeList *> ranges{1024};
+  std::deque<RangeList> lists; ///< the distinct lists (stable addresses)
 };
 } // namespace
 
 RangeCache &rangeCache() {
   static RangeCache facade; // stateless: the tables are in each node's Context
   return facade;
+}
+
+// The ops endedRanges can answer non-empty for.
+static bool closesRanges(Op op) {
+  switch (op) {
+  case Op::STAGE: case Op::REDUCE: case Op::END: case Op::CALL: case Op::FUNCTION: case Op::WMMA: case Op::LINEAR:
+  case Op::UNSHARD: case Op::AFTER:
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::vector<const UOp *> RangeCache::endedRanges(const UOp *u) {
@@ -78,43 +94,63 @@ static void addUnique(std::vector<const UOp *> &out, const UOp *r) {
 static const std::vector<const UOp *> kNoRanges;
 
 // tinygrad's UOp.ranges for u, whose srcs' entries are all in `t`.
-static std::vector<const UOp *> computeRanges(PtrMap<std::vector<const UOp *>> &t, const UOp *u) {
-  std::vector<const UOp *> ret;
+static RangeList computeRanges(PtrMap<const RangeList *> &t, const UOp *u) {
+  RangeList ret;
   if (u->is(Op::RANGE)) ret.push_back(u);
   for (const UOp *s : u->src())
     if (s->hasRangeBelow())
-      for (const UOp *r : *t.find(s)) addUnique(ret, r);
+      for (const UOp *r : **t.find(s)) addUnique(ret, r);
   std::vector<const UOp *> ended = RangeCache::endedRanges(u);
   if (ended.empty() || ret.empty()) return ret;
   std::vector<const UOp *> drop;
   for (const UOp *er : ended) {
     if (er->is(Op::RANGE)) addUnique(drop, er);
     else if (er->hasRangeBelow())
-      for (const UOp *r : *t.find(er)) addUnique(drop, r);
+      for (const UOp *r : **t.find(er)) addUnique(drop, r);
   }
   std::erase_if(ret, [&](const UOp *r) { return std::find(drop.begin(), drop.end(), r) != drop.end(); });
   return ret;
 }
 
+// The stored list for u's ranges: a src's list if it is the same, else a new one.
+static const RangeList *storedRanges(RangeTables &t, const UOp *u, RangeList r) {
+  if (r.empty()) return &kNoRanges;
+  for (const UOp *s : u->src())
+    if (s->hasRangeBelow())
+      if (const RangeList *l = *t.ranges.find(s); *l == r) return l;
+  t.lists.push_back(std::move(r));
+  return &t.lists.back();
+}
+
 const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
   if (!root->hasRangeBelow()) return kNoRanges;
-  PtrMap<std::vector<const UOp *>> &t = root->context().analysis<RangeTables>().ranges;
-  if (const auto *done = t.find(root)) return *done;
+  RangeTables &t = root->context().analysis<RangeTables>();
+  if (const RangeList *const *done = t.ranges.find(root)) return **done;
+  // most nodes of a scheduled graph end up in the table: start at the size of the Context
+  if (t.ranges.size() == 0) t.ranges.reserve(root->context().size());
   visitUnknownSourcesFirst(
-      root, [&](const UOp *s) { return !s->hasRangeBelow() || t.contains(s); },
+      root, [&](const UOp *s) { return !s->hasRangeBelow() || t.ranges.contains(s); },
       [&](const UOp *u) {
-        std::vector<const UOp *> r = computeRanges(t, u);
-        t[u] = std::move(r);
+        // the common case without building a list: not a RANGE, closes
+        // nothing, and every src with ranges has the same list
+        const RangeList *shared = nullptr;
+        bool same = !u->is(Op::RANGE) && !closesRanges(u->op());
+        for (const UOp *s : u->src()) {
+          if (!same) break;
+          if (!s->hasRangeBelow()) continue;
+          const RangeList *l = *t.ranges.find(s);
+          same = !shared || l == shared;
+          shared = l;
+        }
+        t.ranges[u] = same && shared ? shared : storedRanges(t, u, computeRanges(t.ranges, u));
       });
-  return *t.find(root);
+  return **t.ranges.find(root);
 }
 
 std::vector<const UOp *> RangeCache::rangesOf(const std::vector<const UOp *> &us) {
-  std::vector<const UOp *> out;
-  std::unordered_set<const UOp *> seen;
+  std::vector<const UOp *> out; // range lists are short: a linear search dedups
   for (const UOp *u : us)
-    for (const UOp *r : ranges(u))
-      if (seen.insert(r).second) out.push_back(r);
+    for (const UOp *r : ranges(u)) addUnique(out, r);
   return out;
 }
 

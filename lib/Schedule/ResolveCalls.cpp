@@ -17,6 +17,7 @@
 #include "Schedule/Sugar.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace tgc {
 using namespace rangeify;
@@ -120,6 +121,9 @@ static void checkOneDevice(const UOp *call) {
 Status resolveCalls(Graph &g) {
   try {
     int64_t nextSlot = firstFreeBufferSlot(g.roots);
+    // kernels that passed checkOneDevice: equal kernels share one SINK, and
+    // the answer depends on the SINK alone
+    std::unordered_set<const UOp *> oneDevice;
     bool any = false;
     for (const UOp *&root : g.roots) {
       if (!root->is(Op::CALL) || !root->numSrc() || !root->src(0)->is(Op::LINEAR)) continue;
@@ -128,7 +132,7 @@ Status resolveCalls(Graph &g) {
       for (const UOp *c : linear->src()) {
         if (c->is(Op::CALL) && c->numSrc() && c->src(0)->is(Op::SINK)) {
           if (const UOp *cp = copyFromStore(c)) c = cp;
-          else checkOneDevice(c);
+          else if (oneDevice.insert(c->src(0)).second) checkOneDevice(c);
         }
         calls.push_back(c);
       }

@@ -31,9 +31,14 @@ bool storeHazardWalk(const UOp *target, const UOp *src) {
 }
 
 StoreHazardIndex::StoreHazardIndex(const UOp *root) {
-  for (const UOp *u : toposort(root))
+  std::vector<const UOp *> nodes = toposort(root);
+  for (const UOp *u : nodes)
     if (u->is(Op::STORE) && u->numSrc() == 2) baseIndex_.insert(base(u->src(0)), uint32_t(baseIndex_.size()));
   words_ = (baseIndex_.size() + 63) / 64;
+  // the questions reach most of the graph: room for every node up front
+  // instead of growing the rows and the table as the rewrite asks
+  at_.reserve(nodes.size());
+  bits_.reserve(nodes.size() * NumKinds * words_);
 }
 
 size_t StoreHazardIndex::entry(const UOp *root) {

@@ -69,7 +69,7 @@ std::optional<IShape> maybeShape(const UOp *u) {
 IShape shapeOf(const UOp *u) {
   std::optional<IShape> s = maybeShape(u);
   if (!s) fail(u, "shape requested, but " + std::string(opName(u->op())) + " doesn't have a shape");
-  return *s;
+  return std::move(*s);
 }
 
 int64_t prod(const IShape &s) {
@@ -212,19 +212,28 @@ std::optional<ParamFields> ParamFields::from(const Value &arg) {
 ParamFields paramFields(const UOp *u) {
   std::optional<ParamFields> f = ParamFields::from(u->arg());
   if (!f) fail(u, std::string(opName(u->op())) + " must have a ParamArg, got " + u->arg().toString());
-  return *f;
+  return std::move(*f);
 }
 
+// Values are immutable and share their payload: the constant records are made
+// once (every kernel of a graph asks for them).
 Value callInfo() {
-  return Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
-                       {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  static const Value info =
+      Value::object("CallInfo", {"grad_fxn", "name", "precompile", "precompile_backward", "aux"},
+                    {Value(), Value(), Value::boolean(false), Value::boolean(false), Value()});
+  return info;
 }
 
-Value kernelInfo(const Value &optsToApply) {
+static Value makeKernelInfo(const Value &optsToApply) {
   return Value::object("KernelInfo",
                        {"name", "axis_types", "dont_use_locals", "applied_opts", "opts_to_apply", "estimates", "beam"},
                        {Value::string("test"), Value::tuple({}), Value::boolean(false), Value::tuple({}), optsToApply,
                         Value(), Value::integer(0)});
+}
+
+Value kernelInfo(const Value &optsToApply) {
+  static const Value plain = makeKernelInfo(Value());
+  return optsToApply.isNone() ? plain : makeKernelInfo(optsToApply);
 }
 
 Value bufferizeOpts(const Value &device, AddrSpace addrspace, bool removable) {

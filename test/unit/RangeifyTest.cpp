@@ -126,6 +126,55 @@ TEST_CASE("rangeify: memoized RESHAPE index lists are what a fresh computation g
   CHECK(rangeCache().rangesOf(other) != rangeCache().rangesOf(first));
 }
 
+TEST_CASE("rangeify: a RESHAPE of bare ranges skips the simplification and gives the same") {
+  // a list of RANGEs and CONSTs is already simplified (its RANGE bounds are at
+  // least 2), so reshapeIndex takes it as it is; the same list reached through
+  // the simplifier (r + 0 folds to r) must give the same index expressions
+  auto textOf = [](const std::vector<const UOp *> &us) {
+    Graph g;
+    g.roots = us;
+    return printText(g);
+  };
+  auto reshapeIn = [](Context &c, bool throughSimplify) {
+    const UOp *r0 = range(c, 6, 0), *r1 = range(c, 4, 1);
+    const UOp *b = throughSimplify ? (UOpRef(r1) + 0).get() : r1;
+    // a repeated range and a constant axis: one PLACEHOLDER per distinct range, in order
+    return applyMovement(c, Op::RESHAPE, {4, 3, 2, 2}, {4, 6, 2, 1}, {b, r0, b, c.constInt(0)});
+  };
+  Context bare, simplified;
+  std::vector<const UOp *> got = reshapeIn(bare, false), want = reshapeIn(simplified, true);
+  REQUIRE(got.size() == 4);
+  CHECK(textOf(got) == textOf(want));
+  // the premise: symbolic leaves such a list alone, but folds a RANGE of bound 1
+  Context c;
+  const UOp *leaves = sink(c, {range(c, 6, 0), range(c, 2, 1), c.constInt(3)});
+  CHECK(symSimplify(leaves) == leaves);
+  const UOp *unit = sink(c, {range(c, 1, 2)});
+  CHECK(symSimplify(unit) != unit);
+}
+
+TEST_CASE("rangeify: a RESHAPE that only adds or drops size-1 axes reads the matching ranges") {
+  // the div/mod chain of such a reshape folds to the range of the matching
+  // axis (and 0 for a size-1 input axis); reshapeIndex builds that directly
+  Context c;
+  const UOp *r0 = range(c, 4, 0), *r1 = range(c, 8, 1), *zero = c.constInt(0);
+  auto in = applyMovement(c, Op::RESHAPE, {4, 8}, {1, 4, 1, 8}, {zero, r0, zero, r1});
+  REQUIRE(in.size() == 2);
+  CHECK(in[0] == r0);
+  CHECK(in[1] == r1);
+  auto wider = applyMovement(c, Op::RESHAPE, {1, 4, 8, 1}, {4, 8}, {r0, r1});
+  REQUIRE(wider.size() == 4);
+  CHECK(wider[0] == zero);
+  CHECK(wider[1] == r0);
+  CHECK(wider[2] == r1);
+  CHECK(wider[3] == zero);
+  // merging axes is a real reshape: the flat index is r0*8+r1 (in tinygrad's operand order)
+  auto flat = applyMovement(c, Op::RESHAPE, {32}, {4, 8}, {r0, r1});
+  REQUIRE(flat.size() == 1);
+  CHECK(flat[0]->is(Op::ADD));
+  CHECK(rangeCache().ranges(flat[0]).size() == 2);
+}
+
 TEST_CASE("rangeify: kernel counts of small fusions") {
   Context c;
   T t{c};
@@ -233,6 +282,54 @@ TEST_CASE("rangeify: the kernel graph of a fused reduce") {
   }
   CHECK(reduces == 1);
   CHECK(params == 3);
+}
+
+TEST_CASE("split-kernels: every kernel PARAM has the dtype and size of its call argument") {
+  // debuf's PARAM views are shared between kernels (memoized per slot, dtype,
+  // address space, device and shape): kernels over buffers that differ in one
+  // of these must still get their own
+  Context c;
+  T t{c};
+  const UOp *f = t.alu(Op::ADD, t.tensor({4, 8}), t.tensor({4, 8}));
+  const UOp *i = t.alu(Op::ADD, t.tensor({4, 8}, dtypes::Int32), t.tensor({4, 8}, dtypes::Int32));
+  const UOp *g = t.alu(Op::MUL, t.tensor({32}), t.tensor({32}));
+  const UOp *h = t.alu(Op::MUL, t.tensor({5, 3}), t.tensor({5, 3}));
+  const UOp *kg = schedule(t.sinkOf({f, i, g, h}));
+  ToposortOptions o;
+  o.enterCalls = false;
+  size_t calls = 0, params = 0;
+  for (const UOp *call : toposort(kg, o)) {
+    if (!call->is(Op::CALL)) continue;
+    ++calls;
+    for (const UOp *u : toposort(call->src(0))) {
+      if (!u->is(Op::PARAM)) continue;
+      ++params;
+      ParamFields pf = paramFields(u);
+      REQUIRE(pf.slot >= 0);
+      REQUIRE(size_t(pf.slot) + 1 < call->numSrc());
+      const UOp *arg = call->src(size_t(pf.slot) + 1);
+      CHECK(u->dtype() == arg->dtype());
+      REQUIRE(u->src(0)->is(Op::CONST));
+      CHECK(u->src(0)->arg().getInt() == prod(shapeOf(arg)));
+    }
+  }
+  CHECK(calls == 4);
+  CHECK(params == 12);
+}
+
+TEST_CASE("rangeify: a SINK's device is the first device among its srcs") {
+  // runRangeify asks the output SINK's srcs in turn instead of sink->device()
+  // (which would compute the properties of every output): the same answer
+  Context c;
+  T t{c};
+  const UOp *constOnly = t.alu(Op::ADD, t.fconst(1.0), t.fconst(2.0));
+  const UOp *cpu = t.tensor({4});
+  t.dev = Value::string("DISK");
+  const UOp *disk = t.tensor({4});
+  CHECK(constOnly->device().isNone());
+  CHECK(sink(c, {constOnly, cpu, disk})->device() == Value::string("CPU"));
+  CHECK(sink(c, {disk, cpu})->device() == Value::string("DISK"));
+  CHECK(sink(c, {constOnly})->device().isNone());
 }
 
 TEST_CASE("callify: CONTIGUOUS becomes a store into a fresh buffer") {
