@@ -137,7 +137,33 @@ bool provablyPositive(UOpRef k, Err &err) {
   return (*s)->is(Op::CONST) && (*s)->arg() == Value::boolean(true);
 }
 
+// fold_divmod_general reads nothing but its node, and the rewrites ask it
+// again for the same node (a rebuilt parent re-offers its unchanged srcs, the
+// divisor search re-asks for x//div): the verdict is kept per node.
+struct DivmodVerdict {
+  UOpRef result;
+  Err err;
+};
+struct DivmodMemo {
+  PtrMap<DivmodVerdict> verdicts{256};
+};
+
+UOpRef computeFoldDivmod(const UOp *dNode, Err &err);
+
 UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
+  PtrMap<DivmodVerdict> &memo = dNode->context().analysis<DivmodMemo>().verdicts;
+  if (const DivmodVerdict *done = memo.find(dNode)) {
+    err = done->err;
+    return done->result;
+  }
+  Err mine;
+  UOpRef r = computeFoldDivmod(dNode, mine);
+  memo.insert(dNode, DivmodVerdict{r, mine});
+  err = std::move(mine);
+  return r;
+}
+
+UOpRef computeFoldDivmod(const UOp *dNode, Err &err) {
   if (dNode->numSrc() != 2) return nullptr; // malformed: the verifier reports it
   UOpRef d = dNode, x = dNode->src(0), y = dNode->src(1);
   bool isMod = d->is(Op::FLOORMOD);

@@ -75,7 +75,7 @@ bool allSame(const std::vector<UOpRef> &v) {
 
 } // namespace
 
-Result<const UOp *> uopGivenValid(const UOp *valid, const UOp *uopIn, bool trySimplex) {
+static Result<const UOp *> computeUopGivenValid(const UOp *valid, const UOp *uopIn, bool trySimplex) {
   UOpRef uop = uopIn;
   Context &ctx = uop.ctx();
   Err err;
@@ -131,6 +131,30 @@ Result<const UOp *> uopGivenValid(const UOp *valid, const UOp *uopIn, bool trySi
   }
   if (err) return *err;
   return uop.get();
+}
+
+namespace {
+// uop_given_valid reads nothing but its nodes, and the valid rules ask it again
+// for the same (valid, uop) pair when a rebuilt gate re-offers them: the answers
+// are kept per uop node.
+struct GivenValidAnswer {
+  const UOp *valid;
+  bool trySimplex;
+  Result<const UOp *> result;
+};
+struct GivenValidMemo {
+  PtrMap<std::vector<GivenValidAnswer>> answers{64};
+};
+} // namespace
+
+Result<const UOp *> uopGivenValid(const UOp *valid, const UOp *uop, bool trySimplex) {
+  std::vector<GivenValidAnswer> &known = uop->context().analysis<GivenValidMemo>().answers[uop];
+  for (const GivenValidAnswer &a : known)
+    if (a.valid == valid && a.trySimplex == trySimplex) return a.result;
+  Result<const UOp *> r = computeUopGivenValid(valid, uop, trySimplex);
+  // computing may have added answers for other pairs: look the entry up again
+  uop->context().analysis<GivenValidMemo>().answers[uop].push_back({valid, trySimplex, r});
+  return r;
 }
 
 namespace {

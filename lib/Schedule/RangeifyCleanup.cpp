@@ -5,9 +5,7 @@
 // symbolic + pm_reduce_simplify + pm_const_buffer_folding + pm_remove_bufferize.
 // pm_remove_bufferize is the fusion cost model: a STAGE read back through an
 // INDEX is inlined (its ranges substituted by the index) unless it reads more
-// than three buffers or a REDUCE in it reads a buffer. Also pm_limit_bufs,
-// which stages elementwise srcs when a kernel would exceed the device's
-// buffer limit.
+// than three buffers or a REDUCE in it reads a buffer.
 //
 //===----------------------------------------------------------------------===//
 #include "Schedule/RangeifyPasses.h"
@@ -17,8 +15,6 @@
 #include "Schedule/Mops.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <unordered_set>
 
 namespace tgc::rangeify {
@@ -189,80 +185,6 @@ const PatternMatcher &removeBufferizePM() {
 const UOp *cleanupPass(const UOp *sink) {
   static const PatternMatcher pm = symbolic() + reduceSimplify() + constBufferFolding() + removeBufferizePM();
   return rewrite(sink, pm);
-}
-
-// ---- pm_limit_bufs ---------------------------------------------------------
-
-namespace {
-struct LimitBufsContext {
-  std::unordered_map<const UOp *, std::set<uint32_t>> bufCache; // buffers by node id (deterministic)
-  int64_t rangeIdx = 0;
-};
-} // namespace
-
-static const std::set<uint32_t> &bufsOf(LimitBufsContext &ctx, const UOp *root) {
-  ToposortOptions o;
-  o.gate = [&](const UOp *u) { return !ctx.bufCache.count(u); };
-  for (const UOp *u : toposort(root, o)) {
-    if (ctx.bufCache.count(u)) continue;
-    std::set<uint32_t> s;
-    if (u->is(Op::STAGE) || u->is(Op::AFTER) || u->is(Op::PARAM) || u->is(Op::MSELECT) || u->is(Op::MSTACK)) {
-      s.insert(u->id());
-    } else {
-      for (const UOp *x : u->src()) {
-        const std::set<uint32_t> &xs = ctx.bufCache.at(x);
-        s.insert(xs.begin(), xs.end());
-      }
-    }
-    ctx.bufCache.emplace(u, std::move(s));
-  }
-  return ctx.bufCache.at(root);
-}
-
-static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
-  std::string device = deviceStr(root);
-  if (root->device().isNone()) return nullptr;
-  if (device.empty() && root->device().isTuple() && root->device().size() && root->device()[0].kind() == Value::Kind::Str)
-    device = root->device()[0].str().substr(0, root->device()[0].str().find(':'));
-  static const std::map<std::string, size_t, std::less<>> maxBufs = {{"METAL", 31}, {"WEBGPU", 8}, {"CPU", 31}};
-  auto it = maxBufs.find(device);
-  if (it == maxBufs.end()) return nullptr;
-  if (bufsOf(ctx, root).size() <= it->second - 1) return nullptr; // -1 for the output buffer
-  RangeCache &rc = rangeCache();
-  std::vector<const UOp *> srcs;
-  for (const UOp *s : root->src()) {
-    if (s->isIn(group::Elementwise) && !s->device().isNone()) {
-      // stage it: its REDUCE ranges become WEAK, a DEVICE range stays a launched axis
-      std::vector<const UOp *> orig = rc.ranges(s), ends;
-      std::unordered_map<const UOp *, const UOp *> sub;
-      for (const UOp *r : orig) {
-        const UOp *e = r;
-        if (r->is(Op::RANGE) && rangeAxisType(r) != "DEVICE")
-          e = r->withArg(rangeArg(ctx.rangeIdx++, "WEAK"));
-        ends.push_back(e);
-        if (e != r) sub[r] = e;
-      }
-      std::vector<const UOp *> stSrc{substituteUnified(s, sub)};
-      stSrc.insert(stSrc.end(), ends.begin(), ends.end());
-      const UOp *st = s->context().get(Op::STAGE, s->dtype(), stSrc, bufferizeOpts(s->device(), AddrSpace::GLOBAL, true));
-      s = index(st, orig);
-    }
-    srcs.push_back(s);
-  }
-  return root->withSrc(srcs);
-}
-
-const UOp *limitBufsPass(const UOp *sink) {
-  static const PatternMatcher pm({
-      rule(UPat(group::Binary | group::Ternary).named("root"),
-           [](Match &m) { return limitBufs(m.ctx<LimitBufsContext>(), m["root"]); }),
-  });
-  LimitBufsContext ctx;
-  int64_t next = -1;
-  for (const UOp *x : toposort(sink))
-    if (x->is(Op::RANGE)) next = std::max(next, rangeAxisId(x));
-  ctx.rangeIdx = next + 1;
-  return rewrite(sink, pm, ctx);
 }
 
 } // namespace tgc::rangeify

@@ -13,6 +13,8 @@
 #include "IR/Symbolic.h"
 
 #include <algorithm>
+#include <bit>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tgc::rangeify {
@@ -50,8 +52,50 @@ const PatternMatcher &reduceUnparentedPM() {
 
 // ---- reduce_collapse ---------------------------------------------------------
 
+namespace {
+// The variable is a function of the dtype, the value range and the number
+// alone, and the collapse asks for the same few again and again (every REDUCE
+// over a buffer abstracts its loads to in0, in1, ... of the same range), while
+// building its ParamArg is most of its cost: made once per key per Context.
+struct VariableKey {
+  DType dtype;
+  bool isFloat;
+  int64_t imin, imax;
+  uint64_t fmin, fmax; // the bits: -0.0 and 0.0 print differently, NaN must equal itself
+  size_t n;
+  bool operator==(const VariableKey &) const = default;
+  VariableKey(const UOp *s, size_t n) : dtype(s->dtype()), n(n) {
+    const ValueRange &vr = s->vrange();
+    isFloat = vr.isFloat, imin = vr.imin, imax = vr.imax;
+    fmin = std::bit_cast<uint64_t>(vr.fmin), fmax = std::bit_cast<uint64_t>(vr.fmax);
+  }
+};
+struct VariableKeyHash {
+  size_t operator()(const VariableKey &k) const {
+    size_t h = k.dtype.hash() ^ (k.n * 0x9e3779b97f4a7c15ULL);
+    for (uint64_t w : {uint64_t(k.isFloat), uint64_t(k.imin), uint64_t(k.imax), k.fmin, k.fmax})
+      h = (h ^ w) * 0x100000001b3ULL;
+    return h;
+  }
+};
+struct VariableMemo {
+  std::unordered_map<VariableKey, const UOp *, VariableKeyHash> made;
+};
+} // namespace
+
+static const UOp *makeVariable(const UOp *s, size_t n);
+
 // A scalar variable standing for a subexpression the collapse must not look into.
 static const UOp *variableLike(const UOp *s, size_t n) {
+  VariableKey key(s, n);
+  auto &made = s->context().analysis<VariableMemo>().made;
+  if (auto it = made.find(key); it != made.end()) return it->second;
+  const UOp *v = makeVariable(s, n);
+  made.emplace(key, v);
+  return v;
+}
+
+static const UOp *makeVariable(const UOp *s, size_t n) {
   ParamFields f;
   f.slot = -1;
   f.dtype = s->dtype();
@@ -162,8 +206,8 @@ static const UOp *reduceCollapse(const UOp *red, const UOp *u) {
         replaces[s] = v;
         back[v] = s;
       }
-    const UOp *fx = mk(Op::REDUCE, {substituteUnified(u, replaces), r},
-                       Value::tuple({Value::enumMember("Ops", "ADD"), Value::integer(0)}));
+    static const Value sumArg = Value::tuple({Value::enumMember("Ops", "ADD"), Value::integer(0)});
+    const UOp *fx = mk(Op::REDUCE, {substituteUnified(u, replaces), r}, sumArg);
     const UOp *s = rewrite(fx, reduceCollapsePM());
     if (!noRange(s)) return nullptr;
     u = substituteUnified(s, back);

@@ -376,3 +376,36 @@ TEST_CASE("symbolic: deep expressions do not overflow the stack") {
   CHECK(UOpRef(*deep).vmin() == m.vmin());
   CHECK(UOpRef(*deep).vmax() == m.vmax());
 }
+
+TEST_CASE("symbolic: a fold asked again gives the first answer (the per-node memos)") {
+  Context c;
+  auto vars = makeVars(c, "r0:4 r1:8 r2:3 z:0..0 a:0..9");
+  // an error is an answer too: the second ask of a division by zero fails the same way
+  const UOp *byZero = parseExpr(c, vars, "(a + r0) // (z + z)");
+  for (int i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    auto s = simplify(byZero);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("by zero") != std::string::npos);
+  }
+  // the folds of a division are reused inside larger expressions, with the same results
+  const char *exprs[] = {"(r0 * 8 + r1) // 8", "((r0 * 8 + r1) // 8) + a", "((r0 * 8 + r1) // 8) * ((r0 * 8 + r1) % 8)"};
+  const char *expected[] = {"r0", "(a+r0)", "(r0*r1)"};
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(exprs[i]);
+    auto s = simplify(parseExpr(c, vars, exprs[i]));
+    REQUIRE(s.ok());
+    CHECK(print(*s) == expected[i]);
+  }
+  // uop_given_valid: one answer per (valid, uop, simplex) question
+  UOpRef r0 = vars["r0"], r2 = vars["r2"];
+  const UOp *valid = (r0 < 2).get(), *idx = parseExpr(c, vars, "(r0 * 3 + r2) // 6");
+  auto first = uopGivenValid(valid, idx), again = uopGivenValid(valid, idx);
+  REQUIRE(first.ok());
+  REQUIRE(again.ok());
+  CHECK(*first == *again);
+  CHECK(print(*first) == "0");
+  auto other = uopGivenValid((r0 < 4).get(), idx);
+  REQUIRE(other.ok());
+  CHECK(print(*other) != "0");
+}
