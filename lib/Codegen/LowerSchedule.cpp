@@ -14,6 +14,7 @@
 #include "Codegen/GateVersioning.h"
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/MatmulTiling.h"
+#include "Codegen/ParallelLoop.h"
 #include "Codegen/ReduceLanes.h"
 #include "Codegen/ScheduleModule.h"
 
@@ -23,8 +24,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -54,29 +58,51 @@ bool evaluatesPolynomial(const UOp *sink) {
   return false;
 }
 
-// Whether a kernel is elementwise (no REDUCE, one loop nest) and every
-// buffer access steps by 0 or 1 element per iteration of its innermost loop,
-// so vectors along that loop are plain loads and stores. LLVM fully unrolls a
-// short innermost loop before it vectorizes, and may then vectorize the loop
-// around it with gathers and scatters (a 32x16 where/compare: 2x slower than
-// the contiguous vectors SLP makes of the unrolled body); for such a kernel
-// no gather is ever the better choice.
-bool contiguousInInnermostLoop(const UOp *sink) {
+// The innermost loop of an elementwise kernel (no REDUCE, one loop nest) in
+// which every buffer access steps by 0 or 1 element per iteration, so vectors
+// along that loop are plain loads and stores; null for any other kernel. LLVM
+// fully unrolls a short innermost loop before it vectorizes, and may then
+// vectorize the loop around it with gathers and scatters (a 32x16
+// where/compare: 2x slower than the contiguous vectors SLP makes of the
+// unrolled body); for such a kernel no gather is ever the better choice.
+const UOp *contiguousInnermostLoop(const UOp *sink) {
   const UOp *end = nullptr;
   std::vector<const UOp *> indices;
   for (const UOp *n : toposort(sink)) {
-    if (n->is(Op::REDUCE) || (n->is(Op::END) && end)) return false;
+    if (n->is(Op::REDUCE) || (n->is(Op::END) && end)) return nullptr;
     if (n->is(Op::END)) end = n;
     if (n->is(Op::INDEX) && n->numSrc() == 2) indices.push_back(n);
   }
-  if (!end || end->numSrc() < 2) return false;
+  if (!end || end->numSrc() < 2) return nullptr;
   const UOp *inner = end->src(end->numSrc() - 1);
   AffineCoefficients coefficient;
   for (const UOp *idx : indices) {
     std::optional<int64_t> c = coefficient(splitGate(idx->src(1)).second, inner);
-    if (!c || (*c != 0 && *c != 1)) return false;
+    if (!c || (*c != 0 && *c != 1)) return nullptr;
   }
-  return true;
+  return inner;
+}
+
+// Marks every loop of `f` that contains another one as not to be vectorized
+// (llvm.loop.vectorize.enable = false). LLVM's loop vectorizer only takes
+// innermost loops, so this matters when the inner loop was fully unrolled:
+// then the outer loop is vectorized across rows, with scalarized loads and
+// stores even without gathers (a4's int32 compare kernel: 0.8-1.1 us against
+// 0.17-0.23 us when SLP vectorizes the unrolled row instead).
+void keepOuterLoopsScalar(llvm::Function &f) {
+  llvm::DominatorTree dt(f);
+  llvm::LoopInfo loops(dt);
+  llvm::LLVMContext &c = f.getContext();
+  for (llvm::Loop *l : loops.getLoopsInPreorder()) {
+    llvm::BasicBlock *latch = l->getLoopLatch();
+    if (l->isInnermost() || !latch) continue;
+    llvm::Metadata *off[] = {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))};
+    llvm::TempMDTuple self = llvm::MDNode::getTemporary(c, {});
+    llvm::MDNode *id = llvm::MDNode::get(c, {self.get(), llvm::MDNode::get(c, off)});
+    id->replaceOperandWith(0, id); // a loop ID refers to itself
+    latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
 }
 
 // Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
@@ -88,8 +114,9 @@ bool hasVectorLdexp(const llvm::TargetMachine &tm) {
 // The LLVM function attributes a kernel gets, decided from its UOps (on the
 // calling thread) and applied to its functions once they are LLVM IR.
 struct KernelAttributes {
-  int64_t vectorWidth = 0; ///< prefer-vector-width, 0: LLVM's default
-  std::string features;    ///< target features to add ("" = none)
+  int64_t vectorWidth = 0;         ///< prefer-vector-width, 0: LLVM's default
+  std::string features;            ///< target features to add ("" = none)
+  bool scalarOuterLoops = false;   ///< keepOuterLoopsScalar
 
   KernelAttributes(const UOp *sink, const MatmulTile &tile, const KernelOptions &opts, const llvm::TargetMachine &tm) {
     // The vectors of a register tile are as wide as its rows, up to 512
@@ -107,14 +134,21 @@ struct KernelAttributes {
     if (tiled) vectorWidth = std::min<int64_t>(tile.columns * 32, 512);
     else if (opts.wideVectors && opts.polyTranscendentals && evaluatesPolynomial(sink)) vectorWidth = 512;
     if (!tm.getTargetTriple().isX86()) return;
-    if (tiled) features = "+prefer-no-gather";
-    else if (contiguousInInnermostLoop(sink)) features = "+prefer-no-gather,+prefer-no-scatter";
+    if (tiled) {
+      features = "+prefer-no-gather";
+    } else if (const UOp *inner = contiguousInnermostLoop(sink)) {
+      features = "+prefer-no-gather,+prefer-no-scatter";
+      // An unrolled row of at least one vector (8 floats) is SLP's to vectorize.
+      std::optional<int64_t> n = tripCount(inner);
+      scalarOuterLoops = n && *n >= 8;
+    }
   }
 
   void apply(llvm::Module &m, const ScheduleKernel &k, const llvm::TargetMachine &tm) const {
     for (const std::string &sym : {k.symbol, k.symbol + "_body", k.symbol + "_task"}) // _task inlines _body
       if (llvm::Function *f = m.getFunction(sym)) {
         if (vectorWidth) f->addFnAttr("prefer-vector-width", std::to_string(vectorWidth));
+        if (scalarOuterLoops && !f->isDeclaration()) keepOuterLoopsScalar(*f);
         if (features.empty()) continue;
         std::string fs = tm.getTargetFeatureString().str();
         f->addFnAttr("target-features", fs.empty() ? features : fs + "," + features);
