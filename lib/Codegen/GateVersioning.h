@@ -62,6 +62,11 @@ private:
   std::unordered_map<std::pair<const UOp *, const UOp *>, std::optional<int64_t>, PairHash> memo_;
 };
 
+/// Whether the loads and stores under `root` step by 0 or 1 element per
+/// iteration of the range `r`: nullopt when some access steps otherwise (or
+/// is not affine in r) or `root` holds a REDUCE; else whether one steps by 1.
+std::optional<bool> unitStrideAccesses(const UOp *root, const UOp *r);
+
 /// The versions of a reduction over `ranges` (literal trip counts) whose
 /// values are `values` (REDUCE-free). Empty when no gate depends on the ranges.
 GateVersions gateVersions(const std::vector<const UOp *> &values, const std::vector<const UOp *> &ranges);

@@ -67,20 +67,13 @@ bool evaluatesPolynomial(const UOp *sink) {
 // unrolled body); for such a kernel no gather is ever the better choice.
 const UOp *contiguousInnermostLoop(const UOp *sink) {
   const UOp *end = nullptr;
-  std::vector<const UOp *> indices;
   for (const UOp *n : toposort(sink)) {
-    if (n->is(Op::REDUCE) || (n->is(Op::END) && end)) return nullptr;
+    if (n->is(Op::END) && end) return nullptr;
     if (n->is(Op::END)) end = n;
-    if (n->is(Op::INDEX) && n->numSrc() == 2) indices.push_back(n);
   }
   if (!end || end->numSrc() < 2) return nullptr;
   const UOp *inner = end->src(end->numSrc() - 1);
-  AffineCoefficients coefficient;
-  for (const UOp *idx : indices) {
-    std::optional<int64_t> c = coefficient(splitGate(idx->src(1)).second, inner);
-    if (!c || (*c != 0 && *c != 1)) return nullptr;
-  }
-  return inner;
+  return unitStrideAccesses(sink, inner) ? inner : nullptr;
 }
 
 // Marks every loop of `f` that contains another one as not to be vectorized

@@ -41,6 +41,15 @@ int64_t maxAxisId(const UOp *sink) {
   return m;
 }
 
+const UOp *newRangeLike(const UOp *like, int64_t n, int64_t axis) {
+  const tgc::Value &arg = like->arg();
+  std::vector<tgc::Value> items;
+  for (size_t i = 0; arg.isTuple() && i < arg.size(); ++i) items.push_back(i == 0 ? tgc::Value::integer(axis) : arg[i]);
+  Context &ctx = like->context();
+  return ctx.get(Op::RANGE, like->dtype(), {ctx.get(Op::CONST, like->src(0)->dtype(), {}, tgc::Value::integer(n))},
+                 tgc::Value::tuple(items));
+}
+
 bool isLocalBuffer(const UOp *buf) {
   if (!buf->is(Op::PARAM)) return false;
   const tgc::Value *as = buf->arg().field("addrspace");
@@ -136,13 +145,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   Context &ctx = sink->context();
   int64_t axis = maxAxisId(sink);
   auto constLike = [&](const UOp *like, int64_t v) { return ctx.get(Op::CONST, like->dtype(), {}, tgc::Value::integer(v)); };
-  // A new RANGE of `n` iterations, typed like `like`.
-  auto newRange = [&](const UOp *like, int64_t n) {
-    tgc::Value arg = like->arg();
-    std::vector<tgc::Value> items;
-    for (size_t i = 0; arg.isTuple() && i < arg.size(); ++i) items.push_back(i == 0 ? tgc::Value::integer(++axis) : arg[i]);
-    return ctx.get(Op::RANGE, like->dtype(), {constLike(like->src(0), n)}, tgc::Value::tuple(items));
-  };
+  auto newRange = [&](const UOp *like, int64_t n) { return newRangeLike(like, n, ++axis); };
   auto split = [&](const UOp *r, int64_t factor) { return newRange(r, *tripCount(r) / factor); };
   auto at = [&](const UOp *outer, int64_t factor, int64_t i) {
     const UOp *scaled = ctx.get(Op::MUL, outer->dtype(), {outer, constLike(outer, factor)});

@@ -58,5 +58,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
 
 /// The largest axis id among a kernel's RANGEs (new ranges take the next ones).
 int64_t maxAxisId(const UOp *sink);
+/// A new RANGE of `n` iterations with axis id `axis`, otherwise like `like`.
+const UOp *newRangeLike(const UOp *like, int64_t n, int64_t axis);
 
 } // namespace tgc::codegen

@@ -24,20 +24,6 @@ bool isMaxReduce(const UOp *u) {
          a[0].str() == "MAX" && a[1].isInt() && a[1].getInt() == 0 && u->dtype().isFloat();
 }
 
-// Whether every load of `value` steps by 0 or 1 element along `r`, and one by 1.
-bool contiguousAlong(const UOp *value, const UOp *r) {
-  AffineCoefficients coefficient;
-  bool moves = false;
-  for (const UOp *n : toposort(value)) {
-    if (n->is(Op::REDUCE)) return false;
-    if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
-    std::optional<int64_t> c = coefficient(splitGate(n->src(1)).second, r);
-    if (!c || (*c != 0 && *c != 1)) return false;
-    moves |= *c == 1;
-  }
-  return moves;
-}
-
 } // namespace
 
 int64_t maxLaneCount(DType dt) { return std::max<int64_t>(1, 32 / std::max<int64_t>(1, dt.itemsize())); }
@@ -52,14 +38,10 @@ const UOp *splitMaxLanes(const UOp *sink, const KernelOptions &opts) {
     const UOp *r = u->src(u->numSrc() - 1);
     std::optional<int64_t> trip = tripCount(r);
     int64_t lanes = maxLaneCount(u->dtype());
-    if (!trip || *trip < lanes || *trip > kMaxUnrolledTrip || *trip % lanes || !contiguousAlong(u->src(0), r)) continue;
+    if (!trip || *trip < lanes || *trip > kMaxUnrolledTrip || *trip % lanes || unitStrideAccesses(u->src(0), r) != true) continue;
     // r = ro * lanes + l: ro is a new REDUCE range of trip / lanes iterations.
-    std::vector<tgc::Value> items;
-    for (size_t i = 0; r->arg().isTuple() && i < r->arg().size(); ++i)
-      items.push_back(i == 0 ? tgc::Value::integer(++axis) : r->arg()[i]);
+    const UOp *ro = newRangeLike(r, *trip / lanes, ++axis);
     auto literal = [&](int64_t v) { return ctx.get(Op::CONST, r->dtype(), {}, tgc::Value::integer(v)); };
-    const UOp *ro = ctx.get(Op::RANGE, r->dtype(), {ctx.get(Op::CONST, r->src(0)->dtype(), {}, tgc::Value::integer(*trip / lanes))},
-                            tgc::Value::tuple(items));
     const UOp *base = ctx.get(Op::MUL, r->dtype(), {ro, literal(lanes)});
     std::vector<const UOp *> partial;
     for (int64_t l = 0; l < lanes; ++l) {
