@@ -143,15 +143,24 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
     // (and vectorizing its reduction loop instead would gather across rows),
     // so it stays serial.
     bool reassociate = !spec_.opts.strictFP && dt.isFloat() && group.size() == 1;
-    if (rop == Op::MAX && reassociate)
+    auto flags = arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
+    if (rop == Op::MAX && reassociate) {
+      // A NaN v never wins, so it may as well be -inf (the identity), which
+      // maxnum(v, -inf) makes it: then neither operand of the accumulating
+      // maxnum is NaN and it can say so (nnan). LLVM vectorizes a maxnum
+      // reduction that may see NaNs with a NaN test and an early exit per
+      // vector step; with nnan it is a plain vmaxps chain. (A select on
+      // isnan(v) instead is folded into the accumulation, which then no
+      // longer vectorizes.)
+      v = arith::MaxNumFOp::create(b_, loc_, v, check(u, num_.identity(Op::MAX, dt)));
       accs[g] = arith::MaxNumFOp::create(b_, loc_, accs[g], v);
-    else
+      flags = flags | arith::FastMathFlags::nnan;
+    } else {
       accs[g] = check(u, num_.alu(rop, dt, dt, {accs[g], v}));
+    }
     if (accs[g] && reassociate)
       if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
-        accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(),
-                                         arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract |
-                                                                                            arith::FastMathFlags::reassoc));
+        accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(b_.getContext(), flags));
   }
   if (failed()) return {};
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
