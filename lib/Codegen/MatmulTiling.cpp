@@ -105,10 +105,34 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     }
     return nullptr;
   };
+  // Otherwise the operand may be transposed (x @ W.T, nn.Linear: W[j, k] is
+  // contiguous along the reduction k, one row of W per column j): a
+  // single-range reduction's load that moves with the columns, steps by one
+  // element along k and depends on no other range. Read in place, every
+  // column of the tile would be a separate row of W; the tile reads it from
+  // the packed panel instead, which the pack loop transposes (below).
+  auto transposedLoad = [&](const UOp *red) -> const UOp * {
+    if (red->numSrc() != 2) return nullptr;
+    const UOp *k = red->src(1);
+    for (const UOp *n : toposort(red->src(0))) {
+      if (!n->is(Op::INDEX) || n->numSrc() != 2 || n->src(1)->is(Op::WHERE)) continue;
+      bool onlyKAndCol = true;
+      for (const UOp *x : toposort(n->src(1)))
+        if (x->is(Op::RANGE) && x != k && x != col) onlyKAndCol = false;
+      if (onlyKAndCol && dependsOn(n->src(1), col) && unitStrideRange(n->src(1), {k}) == k) return n;
+    }
+    return nullptr;
+  };
   const UOp *red = nullptr, *colLoad = nullptr;
+  bool transposed = false;
   for (const UOp *u : toposort(value))
     if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = contiguousLoad(u))) {
       red = u;
+      break;
+    }
+  for (const UOp *u : red || !opts.packMatmulPanel ? std::vector<const UOp *>{} : toposort(value))
+    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = transposedLoad(u))) {
+      red = u, transposed = true;
       break;
     }
   if (!red) return sink;
@@ -194,6 +218,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     for (const UOp *n : toposort(colLoad->src(1)))
       if (n->is(Op::RANGE) && n != red->src(1) && n != col) packs = false;
   }
+  if (transposed && !packs) return sink; // only the packed panel makes its columns contiguous
   // Wide panels: a packed panel of up to kMaxSubPanels column tiles, and each
   // row tile runs over all of them (an output loop inside the row tiles), so
   // the row tile's rows of the other operand (matmul's A, one matrix row
@@ -228,7 +253,11 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {tileStart(sp), jp})}});
     std::vector<const UOp *> packSrc{ctx.get(Op::STORE, st->dtype(), {packedAt(sp, kp, jp), copy})};
     if (sp) packSrc.push_back(sp);
-    packSrc.push_back(kp), packSrc.push_back(jp);
+    // The pack loop runs along the operand's contiguous axis: the columns
+    // (jj innermost), or for a transposed operand k, each column j one row
+    // of W read sequentially.
+    if (transposed) packSrc.push_back(jp), packSrc.push_back(kp);
+    else packSrc.push_back(kp), packSrc.push_back(jp);
     pack = ctx.get(Op::END, end->dtype(), packSrc, end->arg());
     st = substitute(st, {{colLoad, packedAt(sub, k, column)}});
   }

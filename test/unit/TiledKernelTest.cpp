@@ -121,15 +121,17 @@ void checkConv(const Conv &s) {
   }
 }
 
-// c[i, j] = sum_r a[i, r] b[r, j].
-void checkMatmul(int64_t m, int64_t kk, int64_t n) {
-  INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n);
+// c[i, j] = sum_r a[i, r] b[r, j]; with `transposedB`, b is stored n x kk
+// and c = a b^T (x @ W.T, nn.Linear: the packed panel transposes it).
+void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
+  INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n << (transposedB ? " (b stored transposed)" : ""));
+  auto bAt = [&](int64_t r, int64_t j) { return transposedB ? j * kk + r : r * n + j; };
   std::vector<double> ref(size_t(m * n)), bound(size_t(m * n));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0, mag = 0;
       for (int64_t r = 0; r < kk; ++r) {
-        double v = double(input(i * kk + r, 3)) * double(input(r * n + j, 4));
+        double v = double(input(i * kk + r, 3)) * double(input(bAt(r, j), 4));
         acc += v, mag += std::fabs(v);
       }
       ref[size_t(i * n + j)] = acc, bound[size_t(i * n + j)] = mag;
@@ -143,7 +145,8 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n) {
     auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
       return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
     };
-    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(i, kk, r)), k.idx(b, lin(r, n, j))}), {r});
+    const UOp *bi = transposedB ? lin(j, kk, r) : lin(r, n, j);
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(i, kk, r)), k.idx(b, bi)}), {r});
     const UOp *kern = k.sink({k.end(k.store(c, lin(i, n, j), red), {i, j})});
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
     float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
@@ -191,3 +194,9 @@ TEST_CASE("tiled kernels: matmul with wide panels of 2 column tiles and an odd r
 }
 
 TEST_CASE("tiled kernels: matmul the tiles do not divide (30x19 by 19x50)") { checkMatmul(30, 19, 50); }
+
+TEST_CASE("tiled kernels: x @ W.T with a transposing 8-column panel pack and an odd reduction (64x37 by (136x37)^T)") {
+  checkMatmul(64, 37, 136, true);
+}
+TEST_CASE("tiled kernels: x @ W.T with wide transposed panels (64x300 by (512x300)^T)") { checkMatmul(64, 300, 512, true); }
+TEST_CASE("tiled kernels: x @ W.T too narrow to pack, left untiled (30x19 by (50x19)^T)") { checkMatmul(30, 19, 50, true); }
