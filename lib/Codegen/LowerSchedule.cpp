@@ -52,9 +52,21 @@ Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
 }
 
 // Whether a kernel computes EXP2, LOG2, SIN or POW on floats.
+bool isPolynomialOp(const UOp *n) {
+  return (n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat();
+}
+
 bool evaluatesPolynomial(const UOp *sink) {
   for (const UOp *n : toposort(sink))
-    if ((n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat()) return true;
+    if (isPolynomialOp(n)) return true;
+  return false;
+}
+
+// A transcendental inside a reduction's summand (attention's softmax(S) @ V:
+// exp2 of a score per row of the tile and step of the reduction).
+bool polynomialInReduce(const UOp *sink) {
+  for (const UOp *n : toposort(sink))
+    if (n->is(Op::REDUCE) && evaluatesPolynomial(n->src(0))) return true;
   return false;
 }
 
@@ -110,6 +122,7 @@ struct KernelAttributes {
   int64_t vectorWidth = 0;         ///< prefer-vector-width, 0: LLVM's default
   std::string features;            ///< target features to add ("" = none)
   bool scalarOuterLoops = false;   ///< keepOuterLoopsScalar
+  bool libmTranscendentals = false; ///< lower this kernel's transcendentals as libm calls
 
   KernelAttributes(const UOp *sink, const MatmulTile &tile, const KernelOptions &opts, const llvm::TargetMachine &tm) {
     // The vectors of a register tile are as wide as its rows, up to 512
@@ -126,6 +139,12 @@ struct KernelAttributes {
     const bool tiled = tile.columns > 0;
     if (tiled) vectorWidth = std::min<int64_t>(tile.columns * 32, 512);
     else if (opts.wideVectors && opts.polyTranscendentals && evaluatesPolynomial(sink)) vectorWidth = 512;
+    // In a register tile a transcendental of the reduction's summand is one
+    // scalar per tile row and step: SLP vectorizes the tile's columns and
+    // leaves each row's polynomial as scalar code mixed with partial vectors
+    // and mask shuffles, 10x slower than a libm call per row (transformer
+    // block's attention kernel: 39 -> 3.7 ms).
+    libmTranscendentals = tiled && opts.polyTranscendentals && polynomialInReduce(sink);
     if (!tm.getTargetTriple().isX86()) return;
     if (tiled) {
       features = "+prefer-no-gather";
@@ -230,7 +249,9 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     grp.module = ModuleOp::create(UnknownLoc::get(grp.mctx.get()));
     for (size_t i : grp.kernels) {
       const ScheduleKernel &k = plan.kernels[i];
-      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, kernelOpts});
+      KernelOptions opts = kernelOpts;
+      opts.polyTranscendentals = kernelOpts.polyTranscendentals && !attrs[i].libmTranscendentals;
+      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts});
       if (!s) return inKernel(s.error(), k);
     }
   }
