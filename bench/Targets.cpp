@@ -85,7 +85,8 @@ Target corpus(const nlohmann::json &out) {
   return t;
 }
 
-/// Scheduling on the largest corpus graph (by node count): tinygrad's cold scheduling / tgc's.
+/// Scheduling on the largest corpus graph (by node count): tinygrad's warm
+/// scheduling median / the median of tgc's 5 runs (CorpusBench.cpp).
 Target scheduling(const nlohmann::json &out) {
   Target t{"scheduling >= 100x faster than tinygrad's recorded time on the largest corpus graph", ""};
   const nlohmann::json *largest = nullptr;
@@ -95,10 +96,12 @@ Target scheduling(const nlohmann::json &out) {
   }
   if (!largest || !largest->contains("speedup_schedule")) return t;
   double x = (*largest)["speedup_schedule"].get<double>();
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%s (%lld nodes): %.1f ms vs %.1f ms = %.1fx", (*largest)["case"].get<std::string>().c_str(),
-                (long long)(*largest)["nodes"].get<int64_t>(), (*largest)["tgc_schedule_ms"].get<double>(),
-                (*largest)["tinygrad"]["schedule_cold_ms"].get<double>(), x);
+  char buf[200];
+  const nlohmann::json &tg = (*largest)["tinygrad"];
+  std::snprintf(buf, sizeof buf, "%s (%lld nodes): %.1f ms (median of 5; first %.1f) vs %.1f ms warm (%.1f cold) = %.1fx",
+                (*largest)["case"].get<std::string>().c_str(), (long long)(*largest)["nodes"].get<int64_t>(),
+                (*largest)["tgc_schedule_ms"].get<double>(), largest->value("tgc_schedule_first_ms", 0.0),
+                tg["schedule_warm_ms"].get<double>(), tg["schedule_cold_ms"].get<double>(), x);
   t.value = buf;
   t.measured = true;
   t.met = x >= 100;
