@@ -1,10 +1,14 @@
 //===- Parallel.cpp - a small fork-join pool for tgc_parallel_for ---------===//
 //
 // One job at a time: the caller publishes (fn, ctx, n, generation), wakes the
-// workers, runs chunk 0 itself and waits until every worker has finished its
-// chunk. Workers spin briefly before sleeping so back-to-back kernels do not
-// pay a futex wake-up each. Chunks are static and contiguous (tinygrad's
-// THREAD axis splits the same way), which keeps each thread on its own rows.
+// workers, takes chunks itself and waits until every chunk is done. Workers
+// spin briefly before sleeping so back-to-back kernels do not pay a futex
+// wake-up each. The range is cut into up to kChunksPerThread contiguous
+// chunks per thread, taken in order from a shared counter: on a shared
+// machine a core is often busy with someone else's work, and with one static
+// chunk per thread (tinygrad's THREAD split) the kernel waited for that
+// core's half (d1_mlp_forward swung 0.44x-6.2x of tinygrad's C kernels
+// between runs); the other threads now take its chunks.
 //
 //===----------------------------------------------------------------------===//
 #include "Runtime/Parallel.h"
@@ -19,10 +23,12 @@ namespace {
 
 thread_local bool insideTask = false;
 
+constexpr int64_t kChunksPerThread = 4;
+
 class Pool {
 public:
   explicit Pool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
     size_ = threads;
   }
   ~Pool() {
@@ -38,15 +44,18 @@ public:
 
   void run(tgc_task_fn fn, void *ctx, int64_t n) {
     std::lock_guard<std::mutex> serial(jobMutex_); // one job at a time (callers from several threads)
-    int parts = int(std::min<int64_t>(n, size_));
+    int64_t chunks = std::min<int64_t>(n, size_ * kChunksPerThread);
+    uint64_t gen;
     {
       std::lock_guard<std::mutex> l(m_);
-      fn_ = fn, ctx_ = ctx, n_ = n, parts_ = parts;
-      pending_.store(parts - 1, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
+      gen = generation_.load() + 1;
+      fn_ = fn, ctx_ = ctx, n_ = n, chunks_ = chunks;
+      next_.store(tagged(gen, 0), std::memory_order_relaxed);
+      pending_.store(chunks, std::memory_order_relaxed);
+      generation_.store(gen, std::memory_order_release);
     }
     cv_.notify_all();
-    runChunk(Job{fn, ctx, n, parts}, 0);
+    runChunks(Job{fn, ctx, n, chunks}, gen);
     while (pending_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
   }
 
@@ -55,34 +64,45 @@ private:
     tgc_task_fn fn;
     void *ctx;
     int64_t n;
-    int parts;
+    int64_t chunks;
   };
-  static void runChunk(const Job &j, int i) {
-    int64_t b = j.n * i / j.parts, e = j.n * (i + 1) / j.parts;
+  // The chunk counter carries its job's generation in the high half: a
+  // worker still looking for work in a finished job (its caller has
+  // returned, the next job has started) sees another generation and takes
+  // nothing, where a plain counter reset to 0 would hand it the new job's
+  // first chunk to run with the old job's function and context.
+  static uint64_t tagged(uint64_t gen, uint64_t chunk) { return (gen << 32) | chunk; }
+  // Takes and runs chunks of job `gen` until none is left.
+  void runChunks(const Job &j, uint64_t gen) {
     insideTask = true;
-    j.fn(j.ctx, b, e);
+    uint64_t v = next_.load(std::memory_order_acquire);
+    while ((v >> 32) == (gen & 0xffffffffu) && int64_t(v & 0xffffffffu) < j.chunks) {
+      if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue; // v reloaded
+      int64_t c = int64_t(v & 0xffffffffu);
+      j.fn(j.ctx, j.n * c / j.chunks, j.n * (c + 1) / j.chunks);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+      v = next_.load(std::memory_order_acquire);
+    }
     insideTask = false;
   }
-  void work(int i) {
+  void work() {
     uint64_t seen = 0;
     for (;;) {
       // Spin a little, then sleep until the next job.
       for (int spin = 0; spin < 2000 && generation_.load(std::memory_order_acquire) == seen; ++spin)
         std::this_thread::yield();
       Job job;
+      uint64_t gen;
       {
         // The job is read under the lock it was published under, together
         // with its generation, so a late worker never mixes two jobs.
         std::unique_lock<std::mutex> l(m_);
         cv_.wait(l, [&] { return generation_.load() != seen; });
-        seen = generation_.load();
+        seen = gen = generation_.load();
         if (stop_) return;
-        job = Job{fn_, ctx_, n_, parts_};
+        job = Job{fn_, ctx_, n_, chunks_};
       }
-      if (i < job.parts) {
-        runChunk(job, i);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
-      }
+      runChunks(job, gen);
     }
   }
 
@@ -91,12 +111,12 @@ private:
   std::mutex jobMutex_, m_;
   std::condition_variable cv_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> next_{0};  ///< tagged(generation, the next chunk to take)
+  std::atomic<int64_t> pending_{0}; ///< chunks of the current job not done yet
   bool stop_ = false;
   tgc_task_fn fn_ = nullptr;
   void *ctx_ = nullptr;
-  int64_t n_ = 0;
-  int parts_ = 0;
+  int64_t n_ = 0, chunks_ = 0;
 };
 
 std::mutex poolMutex;
