@@ -227,8 +227,12 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   std::vector<size_t> sizes;
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
-    MatmulTile tile;
-    bodies.push_back(splitMaxLanes(tileMatmul(k.sink, kernel, {}, &tile), kernel));
+    // A transcendental in the summand is work per tile row that every column
+    // tile of the row repeats: such a kernel gets the widest column tile
+    // (64, with 4 rows: the same 16 accumulators).
+    MatmulTile tile, want;
+    if (polynomialInReduce(k.sink)) want.rows = 4, want.columns = 64;
+    bodies.push_back(splitMaxLanes(tileMatmul(k.sink, kernel, want, &tile), kernel));
     attrs.emplace_back(k.sink, tile, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();
