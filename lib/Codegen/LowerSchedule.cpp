@@ -51,11 +51,12 @@ Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
   return d;
 }
 
-// Whether a kernel computes EXP2, LOG2, SIN or POW on floats.
+// A float EXP2, LOG2, SIN or POW: a polynomial unless libm is asked for.
 bool isPolynomialOp(const UOp *n) {
   return (n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat();
 }
 
+// Whether a kernel computes one.
 bool evaluatesPolynomial(const UOp *sink) {
   for (const UOp *n : toposort(sink))
     if (isPolynomialOp(n)) return true;

@@ -130,11 +130,12 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
       red = u;
       break;
     }
-  for (const UOp *u : red || !opts.packMatmulPanel ? std::vector<const UOp *>{} : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = transposedLoad(u))) {
-      red = u, transposed = true;
-      break;
-    }
+  if (!red && opts.packMatmulPanel)
+    for (const UOp *u : toposort(value))
+      if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = transposedLoad(u))) {
+        red = u, transposed = true;
+        break;
+      }
   if (!red) return sink;
   // The row axis: one the reduction depends on whose tile divides, preferably
   // one the contiguous load does not move with, so every row of the tile

@@ -52,7 +52,8 @@ const UOp *localBuffer(const UOp *like, int64_t elements);
 /// the upcast axes; the column tile is halved down to 8 until it divides the
 /// axis, and the row axis is upcast only when it divides (a vector-matrix
 /// kernel has none); no buffer may be both read and written (the loop order
-/// changes).
+/// changes). An operand contiguous along the reduction instead of the columns
+/// (x @ W.T) is tiled only when its panel can be packed (the pack transposes it).
 /// `chosen`, when given, receives the tile applied (columns 0: not tiled).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
