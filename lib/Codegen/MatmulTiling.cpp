@@ -137,6 +137,12 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
         break;
       }
   if (!red) return sink;
+  // A short reduction is left untiled: LLVM unrolls the tile's reduction loop
+  // completely and SLP turns the unrolled FMAs into shuffles and spills (k3's
+  // weight updates over 16 tokens: a 17 KiB stack frame, 1.25x slower tiled).
+  int64_t reduceTrips = 1;
+  for (size_t i = 1; i < red->numSrc(); ++i) reduceTrips *= tripCount(red->src(i)).value_or(kMinTileReduction);
+  if (reduceTrips < kMinTileReduction) return sink;
   // The row axis: one the reduction depends on whose tile divides, preferably
   // one the contiguous load does not move with, so every row of the tile
   // reuses the loaded columns (matmul: A's rows; conv2d: the output channels,

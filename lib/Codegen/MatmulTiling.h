@@ -32,6 +32,8 @@ struct MatmulTile {
   int64_t reduceBlock = 0;
 };
 
+/// A reduction of fewer iterations is not tiled.
+constexpr int64_t kMinTileReduction = 32;
 /// The largest panel tileMatmul packs into a kernel-local buffer (it lives
 /// on the stack of the thread running the kernel).
 constexpr int64_t kMaxPanelBytes = 256 * 1024;
