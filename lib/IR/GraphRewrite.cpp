@@ -116,20 +116,18 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
+    if (!bpm_->hasRulesFor(x->op())) return nullptr; // nothing to run, nothing to remember
     // One lookup: the slot stays put while the rules run (a nested rewrite has its own table).
     NodeState &st = state_[x];
     if (st.bpmDone) return st.bpm;
-    const UOp *r = nullptr;
-    if (bpm_->hasRulesFor(x->op())) {
-      r = bpm_->rewrite(x, env_);
-      if (env_.gated) {
-        env_.gated = false;
-        gated = true;
-        return nullptr;
-      }
-      if (!checkEnv(x, true)) return nullptr;
-      if (r && !countStep(x)) return nullptr;
+    const UOp *r = bpm_->rewrite(x, env_);
+    if (env_.gated) {
+      env_.gated = false;
+      gated = true;
+      return nullptr;
     }
+    if (!checkEnv(x, true)) return nullptr;
+    if (r && !countStep(x)) return nullptr;
     st.bpm = r;
     st.bpmDone = true;
     return r;
