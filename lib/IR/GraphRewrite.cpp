@@ -84,6 +84,8 @@ private:
   }
   // Surfaces what a rule callback reported through the env.
   bool checkEnv(const UOp *u, bool gateAllowed) {
+    if (!env_.stopped()) [[likely]]
+      return true;
     if (env_.error) {
       fail(*env_.error);
       env_.error.reset();
@@ -105,6 +107,7 @@ private:
 
   // post-order pm on x: the rewrite or nullptr
   const UOp *pmRewrite(const UOp *x) {
+    if (!pm_->hasRulesFor(x->op())) return nullptr; // most nodes: no call, nothing to check
     const UOp *r = pm_->rewrite(x, env_);
     if (!checkEnv(x, false)) return nullptr;
     if (r && !countStep(x)) return nullptr;
@@ -113,7 +116,10 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
-    if (const NodeState *st = state_.find(x); st && st->bpmDone) return st->bpm;
+    if (!bpm_->hasRulesFor(x->op())) return nullptr; // nothing to run, nothing to remember
+    // One lookup: the slot stays put while the rules run (a nested rewrite has its own table).
+    NodeState &st = state_[x];
+    if (st.bpmDone) return st.bpm;
     const UOp *r = bpm_->rewrite(x, env_);
     if (env_.gated) {
       env_.gated = false;
@@ -122,7 +128,6 @@ private:
     }
     if (!checkEnv(x, true)) return nullptr;
     if (r && !countStep(x)) return nullptr;
-    NodeState &st = state_[x];
     st.bpm = r;
     st.bpmDone = true;
     return r;
@@ -140,14 +145,12 @@ private:
 
   // Parks `it` until `dep` has its result. The waitlist is a linked list per
   // node threaded through waits_, so parking allocates nothing per node.
-  void wait(const UOp *dep, const Item &it) {
-    int32_t &head = state_[dep].waitHead;
-    waits_.push_back({it, head});
-    head = int32_t(waits_.size() - 1);
+  void wait(NodeState &dep, const Item &it) {
+    waits_.push_back({it, dep.waitHead});
+    dep.waitHead = int32_t(waits_.size() - 1);
   }
-  // n's result is `result`: record it and wake what waits on n.
-  void finish(const UOp *n, const UOp *result) {
-    NodeState &st = state_[n];
+  // The node of `st` has its result: record it and wake what waits on it.
+  void finish(NodeState &st, const UOp *result) {
     st.result = result;
     for (int32_t i = st.waitHead; i != -1; i = waits_[size_t(i)].next) stack_.push_back(waits_[size_t(i)].item);
     st.waitHead = -1;
@@ -170,14 +173,15 @@ private:
       }
       Item it = stack_.back();
       stack_.pop_back();
-      if (done(it.n)) continue;
+      NodeState &st = state_[it.n]; // every question about it.n below goes through st
+      if (st.result) continue;
       if (it.stage == 0 && unchanged_ && unchanged_(it.n)) {
-        finish(it.n, it.n);
+        finish(st, it.n);
         continue;
       }
-      if (it.stage == 0) stage0(it.n);
-      else if (it.stage == 1) stage1(it);
-      else stage2(it);
+      if (it.stage == 0) stage0(it.n, st);
+      else if (it.stage == 1) stage1(it, st);
+      else stage2(it, st);
     }
     if (failed()) return nullptr;
     const UOp *result = resultOf(root);
@@ -193,7 +197,7 @@ private:
     return result;
   }
 
-  void stage0(const UOp *n) {
+  void stage0(const UOp *n, NodeState &nst) {
     const UOp *newN = n;
     if (bpm_) {
       // apply the pre-order rules until they no longer fire
@@ -211,7 +215,7 @@ private:
         if (failed()) return;
         if (gated) {
           // BottomUpGate: keep what we have and do not look below it
-          finish(n, test);
+          finish(nst, test);
           return;
         }
         newN = test;
@@ -230,14 +234,14 @@ private:
     }
   }
 
-  void stage1(const Item &it) {
+  void stage1(const Item &it, NodeState &nst) {
     const UOp *newN = it.newN;
     src_.clear();
     bool changed = false;
     for (const UOp *x : newN->src()) {
       const UOp *r = resultOf(x);
       if (!r) {
-        wait(x, it); // not ready: come back when x is done
+        wait(state_[x], it); // not ready: come back when x is done
         return;
       }
       src_.push_back(r);
@@ -248,7 +252,7 @@ private:
       const UOp *r = pm_ ? pmRewrite(newN) : nullptr;
       if (failed()) return;
       if (!r) {
-        finish(it.n, newN);
+        finish(nst, newN);
         return;
       }
       next = r;
@@ -260,13 +264,13 @@ private:
     stack_.push_back({next, next, 0});
   }
 
-  void stage2(const Item &it) {
-    const UOp *r = resultOf(it.newN);
-    if (!r) {
-      wait(it.newN, it);
+  void stage2(const Item &it, NodeState &nst) {
+    NodeState &next = state_[it.newN];
+    if (!next.result) {
+      wait(next, it);
       return;
     }
-    finish(it.n, r);
+    finish(nst, next.result);
   }
 
   const UOp *walkRewrite(const UOp *root) {

@@ -41,20 +41,24 @@ public:
     assert(&u->context() == ctx_ && "a NodeTable holds the nodes of one Context");
     uint32_t id = u->id();
     size_t c = id / kChunk;
-    if (c >= chunks_.size() || !chunks_[c]) return nullptr;
-    Slot &s = chunks_[c][id % kChunk];
+    if (c >= chunks_.size()) return nullptr;
+    Slot *chunk = chunks_[c].get();
+    if (!chunk) return nullptr;
+    Slot &s = chunk[id % kChunk];
     return s.epoch == epoch_ ? &s.value : nullptr;
   }
   const V *find(const UOp *u) const { return const_cast<NodeTable *>(this)->find(u); }
   bool contains(const UOp *u) const { return find(u) != nullptr; }
   /// The value for u, value-initialized if u is new; `inserted` says which.
+  /// Its address stays valid until the table is destroyed (chunks never move).
   V &get(const UOp *u, bool &inserted) {
     assert(&u->context() == ctx_ && "a NodeTable holds the nodes of one Context");
     uint32_t id = u->id();
     size_t c = id / kChunk;
-    if (c >= chunks_.size()) chunks_.resize(c + 1);
-    if (!chunks_[c]) chunks_[c] = std::make_unique<Slot[]>(kChunk);
-    Slot &s = chunks_[c][id % kChunk];
+    Slot *chunk = c < chunks_.size() ? chunks_[c].get() : nullptr;
+    if (!chunk) [[unlikely]]
+      chunk = makeChunk(c);
+    Slot &s = chunk[id % kChunk];
     inserted = s.epoch != epoch_;
     if (inserted) {
       s.epoch = epoch_;
@@ -83,6 +87,12 @@ private:
     uint32_t epoch = 0; ///< the traversal that wrote value; 0 is none
     [[no_unique_address]] V value{};
   };
+  // Out of line, so that get() stays small enough to inline at every lookup.
+  [[gnu::noinline]] Slot *makeChunk(size_t c) {
+    if (c >= chunks_.size()) chunks_.resize(c + 1);
+    chunks_[c] = std::make_unique<Slot[]>(kChunk);
+    return chunks_[c].get();
+  }
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   uint32_t epoch_ = 0;
   const Context *ctx_ = nullptr;

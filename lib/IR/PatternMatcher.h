@@ -285,6 +285,8 @@ public:
     addEntry(std::move(e));
   }
   size_t size() const { return entries_.size(); }
+  /// Whether any rule can match a node of `op` (rewrite() of one that cannot declines).
+  bool hasRulesFor(Op op) const { return !byOp_[size_t(op)].empty(); }
 
   /// The first result of the rules for u's op that is not a decline, or a decline.
   R rewrite(const UOp *u, RewriteEnv &env) const {

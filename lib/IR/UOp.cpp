@@ -70,7 +70,7 @@ std::string UOp::str() const {
   return s;
 }
 
-Context::Context() : table_(1024, TableSlot{0, nullptr}) {}
+Context::Context() : table_(1024, TableSlot{0, 0}) {}
 
 Context::~Context() {
   for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();
@@ -97,7 +97,7 @@ const UOp *const *Context::storeSrc(std::span<const UOp *const> src) {
   return out;
 }
 
-// The slot a hash starts probing at: the combined hash's low bits are weak.
+// The slot a node's hash bits start probing at: the combined hash's low bits are weak.
 static size_t slotOf(size_t h, size_t mask) {
   uint64_t x = h;
   x ^= x >> 33;
@@ -107,13 +107,13 @@ static size_t slotOf(size_t h, size_t mask) {
 }
 
 void Context::growTable() {
-  std::vector<TableSlot> old(table_.size() * 2, TableSlot{0, nullptr});
+  std::vector<TableSlot> old(table_.size() * 2, TableSlot{0, 0});
   old.swap(table_);
   size_t mask = table_.size() - 1;
   for (const TableSlot &s : old) {
-    if (!s.node) continue;
-    size_t i = slotOf(s.hash, mask);
-    while (table_[i].node) i = (i + 1) & mask;
+    if (!s.idPlus1) continue;
+    size_t i = slotOf(s.hashBits, mask); // growing touches no node
+    while (table_[i].idPlus1) i = (i + 1) & mask;
     table_[i] = s;
   }
 }
@@ -125,10 +125,11 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
   h = hashMix(h, arg.hash());
   h = hashMix(h, tag.hash());
   size_t mask = table_.size() - 1;
-  size_t i = slotOf(h, mask);
-  for (; table_[i].node; i = (i + 1) & mask) {
-    if (table_[i].hash != h) continue;
-    const UOp *u = table_[i].node;
+  uint32_t bits = hashBits(h);
+  size_t i = slotOf(bits, mask);
+  for (; table_[i].idPlus1; i = (i + 1) & mask) {
+    if (table_[i].hashBits != bits) continue;
+    const UOp *u = nodeAt(table_[i].idPlus1 - 1);
     if (u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() && std::equal(src.begin(), src.end(), u->src_) &&
         u->arg_ == arg && u->tag_ == tag)
       return u;
@@ -140,7 +141,7 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
   const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
                                 std::move(arg), std::move(tag), h);
   ++size_;
-  table_[i] = TableSlot{h, u};
+  table_[i] = TableSlot{bits, uint32_t(size_)};
   if (2 * size_ > table_.size()) growTable();
   return u;
 }

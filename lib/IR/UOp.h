@@ -194,12 +194,16 @@ private:
   std::vector<std::unique_ptr<const UOp *[]>> srcPool_;
   size_t srcPoolLeft_ = 0;
   const UOp **srcPoolNext_ = nullptr;
-  // The interning table: open addressing over the nodes. A slot keeps the
-  // node's hash next to it, so a probe touches a node only on a hash match.
+  // The interning table: open addressing over the nodes. A slot keeps 32
+  // bits of the node's hash next to its id, so a probe touches a node only on
+  // a hash match, and a slot is 8 bytes (the table is cleared at every doubling
+  // and its pages are fresh: half the bytes is half that work).
   struct TableSlot {
-    size_t hash;
-    const UOp *node; ///< nullptr: empty
+    uint32_t hashBits;
+    uint32_t idPlus1; ///< 0: empty
   };
+  static uint32_t hashBits(size_t h) { return uint32_t(h ^ (h >> 32)); }
+  const UOp *nodeAt(uint32_t id) const { return &chunks_[id / kNodesPerChunk][id % kNodesPerChunk]; }
   std::vector<TableSlot> table_;
   std::unordered_map<const UOp *, Location> locations_;
   std::vector<std::pair<const void *, std::unique_ptr<PtrMap<const UOp *>>>> memos_;

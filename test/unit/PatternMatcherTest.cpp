@@ -144,6 +144,11 @@ TEST_CASE("pattern matcher: dispatches on op, first result wins, declines fall t
   CHECK(calls[1] == 1);
   CHECK(calls[3] == 1);
   CHECK(pm.rewrite(f.a) == nullptr);
+  // what graphRewrite asks before calling rewrite() at all
+  CHECK(pm.hasRulesFor(Op::ADD));
+  CHECK(pm.hasRulesFor(Op::MUL));
+  CHECK_FALSE(pm.hasRulesFor(Op::RANGE));
+  CHECK(PatternMatcher({rule(var("x"), [](Match &) { return nullptr; })}).hasRulesFor(Op::RANGE)); // any op
   // pm1 + pm2 keeps pm1's rules first
   PatternMatcher other({rule(var("x") + var("y"), [](Match &m) { return m["x"]; })});
   CHECK((other + pm).rewrite(f.add(f.a, f.b)) == f.a);

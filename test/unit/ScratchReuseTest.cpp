@@ -58,6 +58,14 @@ TEST_CASE("scratch reuse: NodeTable resets in O(1) and grows past the context si
   bool inserted = false;
   CHECK(t.get(x, inserted) == 0); // value-initialized again, not the stale 7
   CHECK(inserted);
+  // a value keeps its address while the table grows (graphRewrite holds one across rule callbacks)
+  int &held = t[x];
+  held = 9;
+  const UOp *far = x;
+  for (int i = 0; i < 3000; ++i) far = add(c, far, x); // ids in chunks the table has not made yet
+  t[far] = 1;
+  CHECK(&t[x] == &held);
+  CHECK(*t.find(x) == 9);
 
   struct Pooled {
     int uses = 0;
