@@ -125,7 +125,9 @@ struct KernelAttributes {
   bool scalarOuterLoops = false;   ///< keepOuterLoopsScalar
   bool libmTranscendentals = false; ///< lower this kernel's transcendentals as libm calls
 
-  KernelAttributes(const UOp *sink, const MatmulTile &tile, const KernelOptions &opts, const llvm::TargetMachine &tm) {
+  /// `polyInReduce`: polynomialInReduce(sink), which also chose the tile.
+  KernelAttributes(const UOp *sink, const MatmulTile &tile, bool polyInReduce, const KernelOptions &opts,
+                   const llvm::TargetMachine &tm) {
     // The vectors of a register tile are as wide as its rows, up to 512
     // bits (x86's prefer-vector-width; ignored elsewhere, and clamped to what
     // the CPU has): LLVM's default for many AVX-512 CPUs is 256 bits, half
@@ -145,7 +147,7 @@ struct KernelAttributes {
     // leaves each row's polynomial as scalar code mixed with partial vectors
     // and mask shuffles, 10x slower than a libm call per row (transformer
     // block's attention kernel: 39 -> 3.7 ms).
-    libmTranscendentals = tiled && opts.polyTranscendentals && polynomialInReduce(sink);
+    libmTranscendentals = tiled && opts.polyTranscendentals && polyInReduce;
     if (!tm.getTargetTriple().isX86()) return;
     if (tiled) {
       features = "+prefer-no-gather";
@@ -231,10 +233,11 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     // A transcendental in the summand is work per tile row that every column
     // tile of the row repeats: such a kernel gets the widest column tile
     // (64, with 4 rows: the same 16 accumulators).
+    const bool polyInReduce = polynomialInReduce(k.sink);
     MatmulTile tile, want;
-    if (polynomialInReduce(k.sink)) want.rows = 4, want.columns = 64;
+    if (polyInReduce) want.rows = 4, want.columns = 64;
     bodies.push_back(splitMaxLanes(tileMatmul(k.sink, kernel, want, &tile), kernel));
-    attrs.emplace_back(k.sink, tile, kernel, tm);
+    attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();
   }

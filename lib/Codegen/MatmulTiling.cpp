@@ -123,19 +123,16 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     }
     return nullptr;
   };
-  const UOp *red = nullptr, *colLoad = nullptr;
-  bool transposed = false;
-  for (const UOp *u : toposort(value))
-    if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = contiguousLoad(u))) {
-      red = u;
-      break;
-    }
-  if (!red && opts.packMatmulPanel)
+  // The first float REDUCE that depends on the columns and has such a load.
+  const UOp *colLoad = nullptr;
+  auto firstReduce = [&](auto findLoad) -> const UOp * {
     for (const UOp *u : toposort(value))
-      if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = transposedLoad(u))) {
-        red = u, transposed = true;
-        break;
-      }
+      if (u->is(Op::REDUCE) && u->dtype().isFloat() && dependsOn(u->src(0), col) && (colLoad = findLoad(u))) return u;
+    return nullptr;
+  };
+  const UOp *red = firstReduce(contiguousLoad);
+  bool transposed = false;
+  if (!red && opts.packMatmulPanel && (red = firstReduce(transposedLoad))) transposed = true;
   if (!red) return sink;
   // A short reduction is left untiled: LLVM unrolls the tile's reduction loop
   // completely and SLP turns the unrolled FMAs into shuffles and spills (k3's
