@@ -52,9 +52,13 @@ struct KernelOptions {
   /// accumulator per vector lane (ReduceLanes.h), so its maxima are vector
   /// ops instead of one serial chain. Off under strictFP.
   bool maxLanes = true;
+  /// Compute a reduction's costly terms that do not depend on every loop
+  /// around it once per point of their own ranges, into a kernel-local table
+  /// (HoistInvariant.h).
+  bool hoistInvariant = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false};
   }
 };
 

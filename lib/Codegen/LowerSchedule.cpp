@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/GateVersioning.h"
+#include "Codegen/HoistInvariant.h"
 #include "Codegen/KernelToMLIR.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
@@ -236,7 +237,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     const bool polyInReduce = polynomialInReduce(k.sink);
     MatmulTile tile, want;
     if (polyInReduce) want.rows = 4, want.columns = 64;
-    bodies.push_back(splitMaxLanes(tileMatmul(k.sink, kernel, want, &tile), kernel));
+    bodies.push_back(splitMaxLanes(hoistInvariant(tileMatmul(k.sink, kernel, want, &tile), kernel), kernel));
     attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();

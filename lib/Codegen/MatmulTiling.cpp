@@ -56,13 +56,13 @@ bool isLocalBuffer(const UOp *buf) {
   return as && as->kind() == tgc::Value::Kind::Enum && as->str() == "LOCAL";
 }
 
-const UOp *localBuffer(const UOp *like, int64_t elements) {
+const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot) {
   const tgc::Value &arg = like->arg();
   std::vector<tgc::Value> items = arg.items();
   const std::vector<std::string> &names = arg.fieldNames();
   for (size_t i = 0; i < names.size() && i < items.size(); ++i) {
     if (names[i] == "addrspace") items[i] = tgc::Value::enumMember("AddrSpace", "LOCAL");
-    if (names[i] == "slot") items[i] = tgc::Value::integer(0);
+    if (names[i] == "slot") items[i] = tgc::Value::integer(slot);
   }
   Context &ctx = like->context();
   return ctx.get(Op::PARAM, like->dtype(), {ctx.get(Op::CONST, dtypes::WeakInt, {}, tgc::Value::integer(elements))},

@@ -46,8 +46,9 @@ constexpr int64_t kMinWidePanels = 8;
 /// A PARAM in the LOCAL address space: scratch memory of one kernel
 /// invocation (per thread), not a CALL argument.
 bool isLocalBuffer(const UOp *buf);
-/// A LOCAL PARAM of `elements` elements typed like the PARAM `like`.
-const UOp *localBuffer(const UOp *like, int64_t elements);
+/// A LOCAL PARAM of `elements` elements typed like the PARAM `like`; buffers
+/// of one kernel with the same size and type are told apart by `slot`.
+const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on

@@ -45,22 +45,19 @@ bool readsOwnElement(const UOp *u, const std::set<const UOp *> &stored) {
   return false;
 }
 
-} // namespace
-
-int64_t kernelLoopWork(const UOp *sink) {
-  int64_t work = 1;
-  for (const UOp *u : toposort(sink)) {
-    if (!u->is(Op::RANGE)) continue;
-    std::optional<int64_t> n = tripCount(u);
-    if (!n || *n < 0) return -1;
-    work = *n > 0 && work > (int64_t(1) << 62) / *n ? (int64_t(1) << 62) : work * *n;
-  }
-  return work;
+// An END whose stores all go to kernel-local buffers.
+bool fillsLocalTable(const UOp *e) {
+  if (!e->is(Op::END)) return false;
+  for (const UOp *u : toposort(e))
+    if (u->is(Op::STORE) && !(u->numSrc() == 2 && u->src(0)->is(Op::INDEX) && isLocalBuffer(u->src(0)->src(0))))
+      return false;
+  return true;
 }
 
-const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
-  if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
-  // The top-level effects, through SINK/GROUP.
+} // namespace
+
+// The top-level effects of a kernel, through SINK/GROUP.
+static std::vector<const UOp *> topLevelEffects(const UOp *sink) {
   std::vector<const UOp *> effects, todo{sink};
   while (!todo.empty()) {
     const UOp *u = todo.back();
@@ -70,10 +67,37 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
     else if (!u->is(Op::NOOP))
       effects.push_back(u);
   }
-  if (effects.size() != 1 || !effects[0]->is(Op::END) || effects[0]->numSrc() < 2) return nullptr;
-  const UOp *r = effects[0]->src(1);
+  return effects;
+}
+
+int64_t kernelLoopWork(const UOp *sink) {
+  constexpr int64_t kMax = int64_t(1) << 62;
+  int64_t total = 0;
+  for (const UOp *effect : topLevelEffects(sink)) { // loop nests one after another add up
+    int64_t work = 1;
+    for (const UOp *u : toposort(effect)) {
+      if (!u->is(Op::RANGE)) continue;
+      std::optional<int64_t> n = tripCount(u);
+      if (!n || *n < 0) return -1;
+      work = *n > 0 && work > kMax / *n ? kMax : work * *n;
+    }
+    total = work > kMax - total ? kMax : total + work;
+  }
+  return total;
+}
+
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
+  std::vector<const UOp *> effects = topLevelEffects(sink);
+  // One loop nest, after any that fill kernel-local tables (HoistInvariant.h).
+  if (effects.empty() || !effects.back()->is(Op::END) || effects.back()->numSrc() < 2) return nullptr;
+  const UOp *r = effects.back()->src(1);
   std::optional<int64_t> n = r->is(Op::RANGE) ? tripCount(r) : std::nullopt;
   if (!n || *n < 2 || isReduceAxis(r)) return nullptr;
+  // A table is filled by every chunk before its part of the loop (the body
+  // runs it first): it may depend on no iteration of the loop.
+  for (size_t i = 0; i + 1 < effects.size(); ++i)
+    if (!fillsLocalTable(effects[i]) || dependsOn(effects[i], r)) return nullptr;
   int64_t work = kernelLoopWork(sink);
   if (work < 0 || work < opts.threadMinWork) return nullptr;
 

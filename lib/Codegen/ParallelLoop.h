@@ -20,12 +20,14 @@ namespace tgc::codegen {
 /// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
 std::optional<int64_t> tripCount(const UOp *range);
 
-/// Product of the trip counts of the distinct RANGEs of a kernel (a proxy
-/// for its work); -1 when a trip count is not a literal.
+/// Product of the trip counts of the distinct RANGEs of a kernel's loop nest
+/// (a proxy for its work), summed over the nests of a kernel that runs
+/// several one after another; -1 when a trip count is not a literal.
 int64_t kernelLoopWork(const UOp *sink);
 
 /// The RANGE to run on threads, or nullptr. It must be the outermost range of
-/// the kernel's only top-level END, a literal trip count >= 2, not a REDUCE
+/// the kernel's only top-level END (or of its last one, after ENDs that fill
+/// kernel-local tables without it, which every chunk then runs first), a literal trip count >= 2, not a REDUCE
 /// axis; every STORE must depend on it (iterations write disjoint elements),
 /// and a buffer that is stored may only be loaded at exactly the stored index
 /// (in-place updates), so no iteration reads what another writes.

@@ -1,5 +1,6 @@
 //===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
 #include "Codegen/Passes.h"
+#include "Codegen/HoistInvariant.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
 #include "Codegen/ReduceLanes.h"
@@ -61,6 +62,8 @@ void registerCodegenPasses() {
   PassRegistry &r = PassRegistry::instance();
   r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes)",
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
+  r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
+         [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"max-lanes", "split short contiguous float MAX reductions into one accumulator per vector lane",
          [] { return kernelRewritePass(codegen::splitMaxLanes); }});
   r.add({"parallel-loop", "analysis: the loop of each kernel that codegen runs on threads (print with --print-after)",

@@ -3,6 +3,7 @@
 
 #include "Schedule/Sugar.h"
 
+#include "IR/NodeTable.h"
 #include "IR/PtrMap.h"
 
 #include <algorithm>
@@ -41,7 +42,7 @@ using RangeList = std::vector<const UOp *>;
 /// of casts), so a node points at that src's list instead of a copy: one
 /// allocation per distinct list, and small table slots.
 struct RangeTables {
-  PtrMap<const RangeList *> ranges{1024};
+  NodeMap<const RangeList *> ranges;
   std::deque<RangeList> lists; ///< the distinct lists (stable addresses)
 };
 } // namespace
@@ -94,7 +95,7 @@ static void addUnique(std::vector<const UOp *> &out, const UOp *r) {
 static const std::vector<const UOp *> kNoRanges;
 
 // tinygrad's UOp.ranges for u, whose srcs' entries are all in `t`.
-static RangeList computeRanges(PtrMap<const RangeList *> &t, const UOp *u) {
+static RangeList computeRanges(NodeMap<const RangeList *> &t, const UOp *u) {
   RangeList ret;
   if (u->is(Op::RANGE)) ret.push_back(u);
   for (const UOp *s : u->src())
@@ -126,8 +127,6 @@ const std::vector<const UOp *> &RangeCache::ranges(const UOp *root) {
   if (!root->hasRangeBelow()) return kNoRanges;
   RangeTables &t = root->context().analysis<RangeTables>();
   if (const RangeList *const *done = t.ranges.find(root)) return **done;
-  // most nodes of a scheduled graph end up in the table: start at the size of the Context
-  if (t.ranges.size() == 0) t.ranges.reserve(root->context().size());
   visitUnknownSourcesFirst(
       root, [&](const UOp *s) { return !s->hasRangeBelow() || t.ranges.contains(s); },
       [&](const UOp *u) {

@@ -13,6 +13,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <utility>
+#include <vector>
+
 namespace tgc::testing {
 
 struct KB {
@@ -62,5 +66,49 @@ struct Run {
     REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().str()));
   }
 };
+
+/// The kernel optimization configs a kernel test compares with a reference:
+/// every optimization on, each one off, every kernel threaded, strict fp,
+/// libm transcendentals, and none at all.
+inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs() {
+  std::vector<std::pair<const char *, CodegenOptions>> out;
+  CodegenOptions all;
+  out.push_back({"default", all});
+  auto without = [&](const char *name, bool codegen::KernelOptions::*opt) {
+    CodegenOptions o = all;
+    o.kernel.*opt = false;
+    out.push_back({name, o});
+  };
+  without("no gate versions", &codegen::KernelOptions::versionGates);
+  without("no panel packing", &codegen::KernelOptions::packMatmulPanel);
+  without("no wide panels", &codegen::KernelOptions::widePanels);
+  without("no tiling", &codegen::KernelOptions::tileMatmul);
+  without("no hoisting", &codegen::KernelOptions::hoistInvariant);
+  without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
+  CodegenOptions threaded = all;
+  threaded.kernel.threadMinWork = 0;
+  out.push_back({"every kernel threaded", threaded});
+  CodegenOptions strict = all;
+  strict.kernel.strictFP = true;
+  out.push_back({"strict fp", strict});
+  CodegenOptions none;
+  none.kernel = codegen::KernelOptions::none();
+  out.push_back({"none", none});
+  return out;
+}
+
+/// Deterministic test data in [-0.5, 0.5): element i of the input numbered `salt`.
+inline float testInput(int64_t i, int64_t salt) { return float((i * 7919 + salt * 104729) % 97) / 97.0f - 0.5f; }
+
+/// Every element of `got` within 1e-5 of the sum of its terms' magnitudes
+/// (`bound`) of the double-precision `ref`; reports the first few that are not.
+inline void checkClose(const float *got, const std::vector<double> &ref, const std::vector<double> &bound) {
+  int64_t bad = 0;
+  for (size_t x = 0; x < ref.size(); ++x)
+    if (!(std::fabs(double(got[x]) - ref[x]) <= 1e-5 * bound[x] + 1e-6)) {
+      if (bad++ < 4) CHECK_MESSAGE(false, "element " << x << ": " << got[x] << " vs " << ref[x]);
+    }
+  CHECK(bad == 0);
+}
 
 } // namespace tgc::testing

@@ -4,7 +4,7 @@
 // Invalid)) under WHERE(valid, x, 0)) and matmuls, with borders and sizes
 // the tiles do not divide, compiled under each optimization config (gate
 // versioning, panel packing, wide panels, register tiling, threads, none)
-// and compared with a plain double-precision loop nest.
+// and compared with a plain double-precision loop nest (KernelBuild.h's configs).
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
@@ -17,34 +17,6 @@ using namespace tgc;
 using namespace tgc::testing;
 
 namespace {
-
-// The configs every kernel is checked under.
-std::vector<std::pair<const char *, CodegenOptions>> configs() {
-  std::vector<std::pair<const char *, CodegenOptions>> out;
-  CodegenOptions all;
-  out.push_back({"default", all});
-  CodegenOptions noGates = all;
-  noGates.kernel.versionGates = false;
-  out.push_back({"no gate versions", noGates});
-  CodegenOptions noPack = all;
-  noPack.kernel.packMatmulPanel = false;
-  out.push_back({"no panel packing", noPack});
-  CodegenOptions narrowPanels = all;
-  narrowPanels.kernel.widePanels = false;
-  out.push_back({"no wide panels", narrowPanels});
-  CodegenOptions threaded = all;
-  threaded.kernel.threadMinWork = 0;
-  out.push_back({"every kernel threaded", threaded});
-  CodegenOptions strict = all;
-  strict.kernel.strictFP = true;
-  out.push_back({"strict fp", strict});
-  CodegenOptions none;
-  none.kernel = codegen::KernelOptions::none();
-  out.push_back({"none", none});
-  return out;
-}
-
-float input(int64_t i, int64_t salt) { return float((i * 7919 + salt * 104729) % 97) / 97.0f - 0.5f; }
 
 struct Conv {
   int64_t n, ci, co, h, w, k, pad;
@@ -94,30 +66,25 @@ void checkConv(const Conv &s) {
               for (int64_t kx = 0; kx < s.k; ++kx) {
                 int64_t iy = y + ky - s.pad, ix = x + kx - s.pad;
                 if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                double v = double(input(((b * s.ci + c) * s.h + iy) * s.w + ix, 1)) *
-                           double(input(((o * s.ci + c) * s.k + ky) * s.k + kx, 2));
+                double v = double(testInput(((b * s.ci + c) * s.h + iy) * s.w + ix, 1)) *
+                           double(testInput(((o * s.ci + c) * s.k + ky) * s.k + kx, 2));
                 acc += v, mag += std::fabs(v);
               }
           size_t i = size_t(((b * s.co + o) * s.oh() + y) * s.ow() + x);
           ref[i] = acc, bound[i] = mag;
         }
-  for (const auto &[name, opts] : configs()) {
+  for (const auto &[name, opts] : optimizationConfigs()) {
     CAPTURE(name);
     KB k;
     DType f = dtypes::Float32;
     const UOp *kern = convKernel(k, s);
     Run r(k.linear({k.call(kern, {buffer(k.c, 10, f, nOut), buffer(k.c, 11, f, nX), buffer(k.c, 12, f, nW)})}), opts);
     float *got = r.at<float>(10), *xs = r.at<float>(11), *ws = r.at<float>(12);
-    for (int64_t i = 0; i < nX; ++i) xs[i] = input(i, 1);
-    for (int64_t i = 0; i < nW; ++i) ws[i] = input(i, 2);
+    for (int64_t i = 0; i < nX; ++i) xs[i] = testInput(i, 1);
+    for (int64_t i = 0; i < nW; ++i) ws[i] = testInput(i, 2);
     for (int64_t i = 0; i < nOut; ++i) got[i] = 1e30f; // every element must be written
     r.go();
-    int64_t bad = 0;
-    for (int64_t i = 0; i < nOut; ++i)
-      if (!(std::fabs(double(got[i]) - ref[size_t(i)]) <= 1e-5 * bound[size_t(i)] + 1e-6)) {
-        if (bad++ < 4) CHECK_MESSAGE(false, "element " << i << ": " << got[i] << " vs " << ref[size_t(i)]);
-      }
-    CHECK(bad == 0);
+    checkClose(got, ref, bound);
   }
 }
 
@@ -131,12 +98,12 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0, mag = 0;
       for (int64_t r = 0; r < kk; ++r) {
-        double v = double(input(i * kk + r, 3)) * double(input(bAt(r, j), 4));
+        double v = double(testInput(i * kk + r, 3)) * double(testInput(bAt(r, j), 4));
         acc += v, mag += std::fabs(v);
       }
       ref[size_t(i * n + j)] = acc, bound[size_t(i * n + j)] = mag;
     }
-  for (const auto &[name, opts] : configs()) {
+  for (const auto &[name, opts] : optimizationConfigs()) {
     CAPTURE(name);
     KB k;
     DType f = dtypes::Float32;
@@ -150,16 +117,11 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
     const UOp *kern = k.sink({k.end(k.store(c, lin(i, n, j), red), {i, j})});
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
     float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
-    for (int64_t x = 0; x < m * kk; ++x) as[x] = input(x, 3);
-    for (int64_t x = 0; x < kk * n; ++x) bs[x] = input(x, 4);
+    for (int64_t x = 0; x < m * kk; ++x) as[x] = testInput(x, 3);
+    for (int64_t x = 0; x < kk * n; ++x) bs[x] = testInput(x, 4);
     for (int64_t x = 0; x < m * n; ++x) got[x] = 1e30f;
     run.go();
-    int64_t bad = 0;
-    for (int64_t x = 0; x < m * n; ++x)
-      if (!(std::fabs(double(got[x]) - ref[size_t(x)]) <= 1e-5 * bound[size_t(x)] + 1e-6)) {
-        if (bad++ < 4) CHECK_MESSAGE(false, "element " << x << ": " << got[x] << " vs " << ref[size_t(x)]);
-      }
-    CHECK(bad == 0);
+    checkClose(got, ref, bound);
   }
 }
 

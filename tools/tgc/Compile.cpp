@@ -192,9 +192,7 @@ int runCompile(const CompileOptions &o) {
   copts.target.triple = o.target;
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
-  copts.kernel.strictFP = o.kernel.strictFP;
-  copts.kernel.polyTranscendentals = !o.kernel.libmTranscendentals;
-  copts.kernel.threads = o.kernel.threads != 1;
+  copts.kernel = kernelOptions(o.kernel);
   copts.emitObject = emit.count("obj") || emit.count("exe");
   copts.keepMLIR = emit.count("mlir");
   copts.keepLLVMIR = emit.count("llvm");

@@ -95,6 +95,34 @@ Status loadDocument(Context &ctx, const std::string &path, const std::string &fo
   return parseDocument(ctx, path, fmt, {*text, 0}, rootSel, g, limits);
 }
 
+namespace {
+// The optimizations --disable-opt turns off, by the name of their pass where they have one.
+const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optimizationNames() {
+  static const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> names = {
+      {"tile-matmul", &codegen::KernelOptions::tileMatmul},
+      {"pack-panel", &codegen::KernelOptions::packMatmulPanel},
+      {"wide-panels", &codegen::KernelOptions::widePanels},
+      {"gate-versions", &codegen::KernelOptions::versionGates},
+      {"max-lanes", &codegen::KernelOptions::maxLanes},
+      {"hoist-invariant", &codegen::KernelOptions::hoistInvariant},
+      {"wide-vectors", &codegen::KernelOptions::wideVectors},
+      {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
+  };
+  return names;
+}
+} // namespace
+
+codegen::KernelOptions kernelOptions(const KernelFlags &f) {
+  codegen::KernelOptions o;
+  o.strictFP = f.strictFP;
+  o.polyTranscendentals = !f.libmTranscendentals;
+  o.threads = f.threads != 1;
+  for (const std::string &name : f.disabled)
+    for (const auto &[n, member] : optimizationNames())
+      if (n == name) o.*member = false;
+  return o;
+}
+
 void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning) {
   cmd->add_option("--threads", f.threads, threadsMeaning)->check(CLI::Range(0, 1024))->capture_default_str();
   cmd->add_flag("--strict-fp", f.strictFP,
@@ -103,6 +131,13 @@ void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMea
   cmd->add_flag("--libm-transcendentals", f.libmTranscendentals,
                 "EXP2/LOG2/SIN (and POW) as one libm call per element instead of the branch-free polynomials "
                 "that vectorize");
+  std::vector<std::string> names;
+  for (const auto &[n, member] : optimizationNames()) names.push_back(n);
+  cmd->add_option("--disable-opt", f.disabled,
+                  "Turn kernel optimizations off by name, to compare them or to isolate one (a comma list, or "
+                  "repeated; what each does: docs/performance.md)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(names));
 }
 
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {

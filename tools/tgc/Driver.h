@@ -1,6 +1,7 @@
 //===- Driver.h - shared pieces of tgc's subcommands ------------*- C++ -*-===//
 #pragma once
 
+#include "Codegen/KernelOptions.h"
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/Limits.h"
@@ -61,13 +62,16 @@ void addGradOptions(CLI::App *cmd, GradOptions &o, const std::string &wrtEffect)
 /// spelling is printed as "tgc <command>: error: ..." and gives false.
 bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRequest> &req);
 
-/// --threads, --strict-fp and --libm-transcendentals, shared by run and compile.
+/// --threads, --strict-fp, --libm-transcendentals and --disable-opt, shared by run and compile.
 struct KernelFlags {
   int threads = 0;       ///< 0 = the core count; 1 = serial code
   bool strictFP = false; ///< keep tinygrad's order in float reductions
   bool libmTranscendentals = false; ///< EXP2/LOG2/SIN as libm calls, not the vectorizable polynomials
+  std::vector<std::string> disabled; ///< kernel optimizations turned off, by name
 };
 void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning);
+/// The kernel optimizations the flags leave on.
+codegen::KernelOptions kernelOptions(const KernelFlags &f);
 
 void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);

@@ -153,9 +153,7 @@ int runModel(const RunOptions &o) {
   }
 
   CodegenOptions copts;
-  copts.kernel.strictFP = o.kernel.strictFP;
-  copts.kernel.polyTranscendentals = !o.kernel.libmTranscendentals;
-  copts.kernel.threads = o.kernel.threads != 1;
+  copts.kernel = kernelOptions(o.kernel);
   if (o.kernel.threads > 0) tgc_set_num_threads(o.kernel.threads);
   Result<std::unique_ptr<CompiledSchedule>> compiled = compileLinear(model->linear, copts);
   if (!compiled) {

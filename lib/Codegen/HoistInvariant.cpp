@@ -1,0 +1,216 @@
+//===- HoistInvariant.cpp - costly reduction terms computed once ----------===//
+//
+// See HoistInvariant.h.
+//
+//===----------------------------------------------------------------------===//
+#include "Codegen/HoistInvariant.h"
+#include "Codegen/GateVersioning.h"
+#include "Codegen/MatmulTiling.h"
+#include "Codegen/ParallelLoop.h"
+
+#include <bitset>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tgc::codegen {
+
+namespace {
+
+constexpr size_t kMaxRanges = 128;
+using RangeSet = std::bitset<kMaxRanges>;
+
+// What the search knows of every node of the kernel.
+struct NodeFacts {
+  RangeSet deps;        ///< the RANGEs its value depends on (a REDUCE's own ranges excluded)
+  bool costly = false;  ///< a transcendental in it
+  bool reduce = false;  ///< a REDUCE in it
+  bool movable = true;  ///< only ALU ops, casts, constants, ranges and loads in it
+};
+
+// A transcendental costs some 25 vector ops (Transcendental.h); a division or
+// square root is one instruction, cheaper than the table's loop, store and load
+// (measured: a hoisted reciprocal made k3's attention backward 1.2x slower).
+bool isCostlyOp(const UOp *u) { return u->is(Op::EXP2) || u->is(Op::LOG2) || u->is(Op::SIN) || u->is(Op::POW); }
+
+bool isInvalidConst(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == tgc::Value::Kind::Invalid; }
+
+class Hoister {
+public:
+  explicit Hoister(const UOp *sink) : sink_(sink), ctx_(sink->context()) {}
+
+  const UOp *run() {
+    const UOp *end = sink_->src(0);
+    std::vector<const UOp *> nodes = toposort(sink_);
+    for (const UOp *u : nodes)
+      if (u->is(Op::RANGE)) {
+        if (ranges_.size() == kMaxRanges || !tripCount(u)) return sink_;
+        bit_[u] = ranges_.size();
+        ranges_.push_back(u);
+      }
+    // Loop order: the output loops outermost first, then the rest.
+    for (size_t i = 1; i < end->numSrc(); ++i)
+      if (auto it = bit_.find(end->src(i)); it != bit_.end()) order_.push_back(it->second);
+    for (size_t b = 0; b < ranges_.size(); ++b)
+      if (std::find(order_.begin(), order_.end(), b) == order_.end()) order_.push_back(b);
+    for (const UOp *u : nodes) {
+      if (u->is(Op::STORE) && u->numSrc() == 2 && u->src(0)->is(Op::INDEX)) stored_.insert(u->src(0)->src(0));
+      facts_[u] = factsOf(u);
+    }
+    axis_ = maxAxisId(sink_);
+
+    std::unordered_map<const UOp *, const UOp *> reduces;
+    for (const UOp *u : nodes) {
+      if (!u->is(Op::REDUCE) || facts_[u->src(0)].reduce) continue; // innermost reductions only
+      reduceBits_.reset();
+      for (size_t i = 1; i < u->numSrc(); ++i)
+        if (auto it = bit_.find(u->src(i)); it != bit_.end()) reduceBits_.set(it->second);
+      // The summand is evaluated at every point of its ranges and the reduction's.
+      RangeSet around = facts_[u->src(0)].deps | reduceBits_;
+      std::unordered_map<const UOp *, const UOp *> terms;
+      std::unordered_set<const UOp *> seen;
+      collect(u->src(0), around, terms, seen);
+      if (terms.empty()) continue;
+      std::vector<const UOp *> src{substitute(u->src(0), terms)};
+      src.insert(src.end(), u->src().begin() + 1, u->src().end());
+      reduces[u] = ctx_.get(Op::REDUCE, u->dtype(), src, u->arg(), u->tag());
+    }
+    if (reduces.empty()) return sink_;
+    std::vector<const UOp *> effects = std::move(fills_);
+    effects.push_back(substitute(end, reduces));
+    const UOp *group = ctx_.get(Op::GROUP, dtypes::Void, effects);
+    return ctx_.get(Op::SINK, sink_->dtype(), {group}, sink_->arg(), sink_->tag());
+  }
+
+private:
+  NodeFacts factsOf(const UOp *u) {
+    NodeFacts f;
+    f.costly = isCostlyOp(u);
+    f.reduce = u->is(Op::REDUCE);
+    f.movable = u->isIn(group::Elementwise) || u->is(Op::CONST) || u->is(Op::RANGE) || u->is(Op::INDEX) ||
+                u->is(Op::PARAM);
+    if (u->is(Op::RANGE)) f.deps.set(bit_.at(u));
+    for (const UOp *s : u->src()) {
+      const NodeFacts &sf = facts_.at(s);
+      f.deps |= sf.deps;
+      f.costly |= sf.costly;
+      f.reduce |= sf.reduce;
+      f.movable &= sf.movable;
+    }
+    if (u->is(Op::REDUCE))
+      for (size_t i = 1; i < u->numSrc(); ++i)
+        if (auto it = bit_.find(u->src(i)); it != bit_.end()) f.deps.reset(it->second);
+    return f;
+  }
+
+  // The number of points of the ranges in `s` (saturating).
+  int64_t points(const RangeSet &s) const {
+    int64_t n = 1;
+    for (size_t b = 0; b < ranges_.size(); ++b)
+      if (s.test(b)) n = n > (int64_t(1) << 40) ? n : n * *tripCount(ranges_[b]);
+    return n;
+  }
+
+  // Evaluating `term` at every point of its ranges reads only memory the
+  // kernel reads anyway: no buffer it writes, and every load gated or in bounds.
+  bool safeToEvaluateEverywhere(const UOp *term) const {
+    for (const UOp *n : toposort(term)) {
+      if (!n->is(Op::INDEX)) continue;
+      const UOp *buf = n->src(0);
+      if (n->numSrc() != 2 || !buf->is(Op::PARAM) || isLocalBuffer(buf) || stored_.count(buf)) return false;
+      const UOp *idx = n->src(1);
+      if (idx->is(Op::WHERE) && idx->numSrc() == 3 && isInvalidConst(idx->src(2))) continue; // gated
+      if (buf->numSrc() != 1 || !buf->src(0)->is(Op::CONST) || !buf->src(0)->arg().isInt()) return false;
+      if (!idx->dtype().isInt() || idx->vminInt() < 0 || idx->vmaxInt() >= buf->src(0)->arg().getInt()) return false;
+    }
+    return true;
+  }
+
+  // The largest terms of `u` (part of a summand evaluated at every point of
+  // `around`) worth a table, each mapped to the load that replaces it.
+  void collect(const UOp *u, const RangeSet &around, std::unordered_map<const UOp *, const UOp *> &terms,
+               std::unordered_set<const UOp *> &seen) {
+    if (!seen.insert(u).second) return;
+    const NodeFacts &f = facts_.at(u);
+    if (!f.costly || f.reduce || u->is(Op::INDEX)) return;
+    int64_t own = points(f.deps);
+    if (f.movable && f.deps.any() && u->dtype().isFloat() && points(around) / own >= kMinHoistRepeats &&
+        own <= kMaxHoistElements && safeToEvaluateEverywhere(u))
+      if (const UOp *load = table(u)) {
+        terms[u] = load;
+        return;
+      }
+    for (const UOp *s : u->src()) collect(s, around, terms, seen);
+  }
+
+  // A table of `term` over its ranges: the loop nest that fills it (into
+  // fills_) and the load that replaces the term in the summand.
+  const UOp *table(const UOp *term) {
+    const UOp *like = nullptr; // a buffer of the term's dtype, whose ParamArg the table copies
+    for (const UOp *n : toposort(sink_))
+      if (n->is(Op::PARAM) && n->dtype() == term->dtype() && !isLocalBuffer(n)) like = n;
+    if (!like) return nullptr;
+    const UOp *end = sink_->src(0);
+    const RangeSet &deps = facts_.at(term).deps;
+    const UOp *buf = localBuffer(like, points(deps), int64_t(fills_.size()) + 1);
+    // The table's layout: row-major over its ranges in loop order, the
+    // reduction's outermost when it is short. LLVM unrolls a short reduction
+    // completely and vectorizes the output loop around it, along which the
+    // table is then contiguous; a long reduction is the vectorized loop.
+    std::vector<const UOp *> layout, reduction;
+    for (size_t b : order_)
+      if (deps.test(b)) (reduceBits_.test(b) ? reduction : layout).push_back(ranges_[b]);
+    bool shortReduction = points(deps & reduceBits_) < kMinTileReduction;
+    layout.insert(shortReduction ? layout.begin() : layout.end(), reduction.begin(), reduction.end());
+    std::unordered_map<const UOp *, const UOp *> fresh;
+    const UOp *flat = nullptr, *flatFresh = nullptr;
+    for (const UOp *r : layout) {
+      const UOp *r2 = fresh[r] = newRangeLike(end->src(1), *tripCount(r), ++axis_);
+      auto step = [&](const UOp *acc, const UOp *x) {
+        if (!acc) return x;
+        const UOp *n = ctx_.get(Op::CONST, x->dtype(), {}, tgc::Value::integer(*tripCount(r)));
+        return ctx_.get(Op::ADD, x->dtype(), {ctx_.get(Op::MUL, x->dtype(), {acc, n}), x});
+      };
+      flat = step(flat, r);
+      flatFresh = step(flatFresh, r2);
+    }
+    // The fill loops in layout order, but the one its loads step through one
+    // element at a time innermost (h[k, j] is read along j whatever the layout).
+    std::vector<const UOp *> loops;
+    for (const UOp *r : layout) loops.push_back(fresh[r]);
+    for (const UOp *r : layout)
+      if (unitStrideAccesses(term, r) == true) {
+        std::erase(loops, fresh[r]);
+        loops.push_back(fresh[r]);
+        break;
+      }
+    const UOp *store = ctx_.get(Op::STORE, dtypes::Void,
+                                {ctx_.get(Op::INDEX, term->dtype(), {buf, flatFresh}), substitute(term, fresh)});
+    std::vector<const UOp *> endSrc{store};
+    endSrc.insert(endSrc.end(), loops.begin(), loops.end());
+    fills_.push_back(ctx_.get(Op::END, end->dtype(), endSrc, end->arg()));
+    return ctx_.get(Op::INDEX, term->dtype(), {buf, flat});
+  }
+
+  const UOp *sink_;
+  Context &ctx_;
+  std::vector<const UOp *> ranges_;
+  std::unordered_map<const UOp *, size_t> bit_;
+  std::vector<size_t> order_;
+  std::unordered_map<const UOp *, NodeFacts> facts_;
+  std::unordered_set<const UOp *> stored_;
+  std::vector<const UOp *> fills_;
+  RangeSet reduceBits_; ///< the ranges of the REDUCE whose summand is searched
+  int64_t axis_ = 0;
+};
+
+} // namespace
+
+const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.hoistInvariant || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
+  const UOp *end = sink->src(0);
+  if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE) || !end->src(1)->is(Op::RANGE))
+    return sink;
+  return Hoister(sink).run();
+}
+
+} // namespace tgc::codegen
