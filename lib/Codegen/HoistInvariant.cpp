@@ -27,10 +27,9 @@ struct NodeFacts {
   bool movable = true;  ///< only ALU ops, casts, constants, ranges and loads in it
 };
 
-// A transcendental costs some 25 vector ops (Transcendental.h); a division or
-// square root is one instruction, cheaper than the table's loop, store and load
-// (measured: a hoisted reciprocal made k3's attention backward 1.2x slower).
-bool isCostlyOp(const UOp *u) { return u->is(Op::EXP2) || u->is(Op::LOG2) || u->is(Op::SIN) || u->is(Op::POW); }
+// Only transcendentals are worth a table: a division or square root is one
+// instruction, cheaper than the table's loop, store and load (measured: a
+// hoisted reciprocal made k3's attention backward 1.2x slower).
 
 bool isInvalidConst(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == tgc::Value::Kind::Invalid; }
 
@@ -84,7 +83,7 @@ public:
 private:
   NodeFacts factsOf(const UOp *u) {
     NodeFacts f;
-    f.costly = isCostlyOp(u);
+    f.costly = isTranscendental(u);
     f.reduce = u->is(Op::REDUCE);
     f.movable = u->isIn(group::Elementwise) || u->is(Op::CONST) || u->is(Op::RANGE) || u->is(Op::INDEX) ||
                 u->is(Op::PARAM);
@@ -206,10 +205,7 @@ private:
 } // namespace
 
 const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts) {
-  if (!opts.hoistInvariant || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
-  const UOp *end = sink->src(0);
-  if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::STORE) || !end->src(1)->is(Op::RANGE))
-    return sink;
+  if (!opts.hoistInvariant || !isPlainLoopNest(sink)) return sink;
   return Hoister(sink).run();
 }
 

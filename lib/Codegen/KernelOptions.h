@@ -56,9 +56,12 @@ struct KernelOptions {
   /// around it once per point of their own ranges, into a kernel-local table
   /// (HoistInvariant.h).
   bool hoistInvariant = true;
+  /// Evaluate a reduction's transcendental epilogue in a loop of its own, from
+  /// a kernel-local row of the reductions' results (EpilogueSplit.h).
+  bool splitEpilogue = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false};
   }
 };
 

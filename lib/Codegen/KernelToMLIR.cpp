@@ -41,7 +41,7 @@ Status KernelLowering::run() {
 
   // The kernel: one pointer per CALL argument; a threaded kernel's body also
   // takes the [begin, end) of its parallel loop.
-  parallel_ = parallelRange(sink_, spec_.opts);
+  parallel_ = parallelRange(sink_, spec_.opts, spec_.work);
   b_.setInsertionPointToEnd(module_.getBody());
   std::vector<Type> argTypes(spec_.numArgs, ptr);
   if (parallel_) argTypes.insert(argTypes.end(), 2, b_.getI64Type());

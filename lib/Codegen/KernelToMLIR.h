@@ -45,6 +45,11 @@ struct KernelSpec {
   unsigned numArgs = 0; ///< number of buffer arguments of the CALLs (>= every PARAM slot + 1)
   bool noalias = true;  ///< mark the buffer arguments noalias (C `restrict`, as tinygrad does)
   KernelOptions opts = {};
+  /// The kernel's loop work for the threads decision (kernelLoopWork), when
+  /// the body was rewritten so that its loop product no longer says it (table
+  /// fills, a split epilogue: their loops repeat the ones they copy); -2 =
+  /// computed from the body.
+  int64_t work = -2;
 };
 
 /// Loads the dialects the lowering emits into `ctx`.

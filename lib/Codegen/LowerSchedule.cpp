@@ -11,6 +11,7 @@
 // concurrently. Code generation of the linked module stays serial.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/EpilogueSplit.h"
 #include "Codegen/GateVersioning.h"
 #include "Codegen/HoistInvariant.h"
 #include "Codegen/KernelToMLIR.h"
@@ -229,6 +230,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   std::vector<const UOp *> bodies;
   std::vector<KernelAttributes> attrs;
   std::vector<size_t> sizes;
+  std::vector<int64_t> works;
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
     // A transcendental in the summand is work per tile row that every column
@@ -237,7 +239,11 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     const bool polyInReduce = polynomialInReduce(k.sink);
     MatmulTile tile, want;
     if (polyInReduce) want.rows = 4, want.columns = 64;
-    bodies.push_back(splitMaxLanes(hoistInvariant(tileMatmul(k.sink, kernel, want, &tile), kernel), kernel));
+    const UOp *tiled = tileMatmul(k.sink, kernel, want, &tile);
+    // The threads decision weighs the loop work of the kernel as tiled: the
+    // fills that hoistInvariant and splitEpilogue add copy loops it has.
+    works.push_back(kernelLoopWork(tiled));
+    bodies.push_back(splitMaxLanes(splitEpilogue(hoistInvariant(tiled, kernel), kernel), kernel));
     attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();
@@ -260,7 +266,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
       const ScheduleKernel &k = plan.kernels[i];
       KernelOptions opts = kernelOpts;
       opts.polyTranscendentals = kernelOpts.polyTranscendentals && !attrs[i].libmTranscendentals;
-      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts});
+      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts, works[i]});
       if (!s) return inKernel(s.error(), k);
     }
   }

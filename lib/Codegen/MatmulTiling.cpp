@@ -16,12 +16,6 @@ namespace tgc::codegen {
 
 namespace {
 
-bool dependsOn(const UOp *u, const UOp *range) {
-  for (const UOp *n : toposort(u))
-    if (n == range) return true;
-  return false;
-}
-
 // The range an index adds with coefficient 1: a direct addend of its tree of
 // ADDs (idx = (... + r) + ...).
 const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candidates) {
@@ -33,6 +27,14 @@ const UOp *unitStrideRange(const UOp *idx, const std::vector<const UOp *> &candi
 }
 
 } // namespace
+
+bool isPlainLoopNest(const UOp *sink) {
+  if (!sink->is(Op::SINK) || sink->numSrc() != 1) return false;
+  const UOp *end = sink->src(0);
+  return end->is(Op::END) && end->numSrc() >= 2 && end->src(0)->is(Op::STORE) && end->src(1)->is(Op::RANGE);
+}
+
+bool isTranscendental(const UOp *u) { return u->is(Op::EXP2) || u->is(Op::LOG2) || u->is(Op::SIN) || u->is(Op::POW); }
 
 int64_t maxAxisId(const UOp *sink) {
   int64_t m = 0;

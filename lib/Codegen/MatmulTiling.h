@@ -60,6 +60,13 @@ const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);
 /// `chosen`, when given, receives the tile applied (columns 0: not tiled).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
+/// A kernel of one loop nest: SINK(END(STORE, RANGE, ...)), the form the
+/// rewrites of untiled kernels (HoistInvariant.h, EpilogueSplit.h) start from.
+bool isPlainLoopNest(const UOp *sink);
+/// EXP2, LOG2, SIN or POW: some 25 vector ops each as polynomials
+/// (Transcendental.h), worth moving where they vectorize or run fewer times.
+bool isTranscendental(const UOp *u);
+
 /// The largest axis id among a kernel's RANGEs (new ranges take the next ones).
 int64_t maxAxisId(const UOp *sink);
 /// A new RANGE of `n` iterations with axis id `axis`, otherwise like `like`.

@@ -13,6 +13,12 @@
 
 namespace tgc::codegen {
 
+bool dependsOn(const UOp *u, const UOp *x) {
+  for (const UOp *n : toposort(u))
+    if (n == x) return true;
+  return false;
+}
+
 std::optional<int64_t> tripCount(const UOp *range) {
   if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
     return std::nullopt;
@@ -25,12 +31,6 @@ bool isReduceAxis(const UOp *range) {
   const tgc::Value &a = range->arg();
   for (size_t i = 0; a.isTuple() && i < a.size(); ++i)
     if (a[i].kind() == tgc::Value::Kind::Enum && a[i].str() == "REDUCE") return true;
-  return false;
-}
-
-bool dependsOn(const UOp *u, const UOp *range) {
-  for (const UOp *n : toposort(u))
-    if (n == range) return true;
   return false;
 }
 
@@ -86,7 +86,7 @@ int64_t kernelLoopWork(const UOp *sink) {
   return total;
 }
 
-const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work) {
   if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
   std::vector<const UOp *> effects = topLevelEffects(sink);
   // One loop nest, after any that fill kernel-local tables (HoistInvariant.h).
@@ -98,7 +98,7 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts) {
   // runs it first): it may depend on no iteration of the loop.
   for (size_t i = 0; i + 1 < effects.size(); ++i)
     if (!fillsLocalTable(effects[i]) || dependsOn(effects[i], r)) return nullptr;
-  int64_t work = kernelLoopWork(sink);
+  if (work == -2) work = kernelLoopWork(sink);
   if (work < 0 || work < opts.threadMinWork) return nullptr;
 
   // Race freedom: stores are per-iteration, and stored buffers are only read

@@ -17,6 +17,10 @@
 
 namespace tgc::codegen {
 
+/// Whether `x` is `u` or below it through srcs (a value depends on a range, a
+/// loop nest contains a node).
+bool dependsOn(const UOp *u, const UOp *x);
+
 /// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
 std::optional<int64_t> tripCount(const UOp *range);
 
@@ -31,6 +35,8 @@ int64_t kernelLoopWork(const UOp *sink);
 /// axis; every STORE must depend on it (iterations write disjoint elements),
 /// and a buffer that is stored may only be loaded at exactly the stored index
 /// (in-place updates), so no iteration reads what another writes.
-const UOp *parallelRange(const UOp *sink, const KernelOptions &opts);
+/// `work`: the kernel's loop work if not kernelLoopWork(sink) (-2), for a body
+/// rewritten from a kernel whose work it was.
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work = -2);
 
 } // namespace tgc::codegen

@@ -1,5 +1,6 @@
 //===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
 #include "Codegen/Passes.h"
+#include "Codegen/EpilogueSplit.h"
 #include "Codegen/HoistInvariant.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
@@ -64,6 +65,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
+  r.add({"split-epilogue", "evaluate a reduction's transcendental epilogue in a loop of its own, from a row of the results",
+         [] { return kernelRewritePass(codegen::splitEpilogue); }});
   r.add({"max-lanes", "split short contiguous float MAX reductions into one accumulator per vector lane",
          [] { return kernelRewritePass(codegen::splitMaxLanes); }});
   r.add({"parallel-loop", "analysis: the loop of each kernel that codegen runs on threads (print with --print-after)",

@@ -74,14 +74,6 @@ void checkWeightGrad(const WeightGrad &s) {
   }
 }
 
-// The local tables of a kernel: LOCAL PARAMs and their sizes.
-std::vector<int64_t> tableSizes(const UOp *sink) {
-  std::vector<int64_t> out;
-  for (const UOp *u : toposort(sink))
-    if (u->is(Op::PARAM) && codegen::isLocalBuffer(u)) out.push_back(u->src(0)->arg().getInt());
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("hoist invariant: a weight gradient's exp2(h[k, j]) gets a table over (k, j), the loop over i reads it") {
@@ -89,7 +81,7 @@ TEST_CASE("hoist invariant: a weight gradient's exp2(h[k, j]) gets a table over 
   const UOp *kern = weightGradKernel(k, {64, 128, 16});
   const UOp *hoisted = codegen::hoistInvariant(kern, codegen::KernelOptions{});
   REQUIRE(hoisted != kern);
-  CHECK(tableSizes(hoisted) == std::vector<int64_t>{16 * 128});
+  CHECK(localBufferSizes(hoisted) == std::vector<int64_t>{16 * 128});
   // The fill loop nest comes first and the main loop is still the one on threads.
   REQUIRE(hoisted->src(0)->is(Op::GROUP));
   CHECK(hoisted->src(0)->numSrc() == 2);
@@ -99,9 +91,7 @@ TEST_CASE("hoist invariant: a weight gradient's exp2(h[k, j]) gets a table over 
   REQUIRE(r != nullptr);
   CHECK(codegen::tripCount(r) == 64);
   // The main loop nest computes no exp2 any more.
-  int exps = 0;
-  for (const UOp *u : toposort(hoisted->src(0)->src(1))) exps += u->is(Op::EXP2);
-  CHECK(exps == 0);
+  CHECK(countOps(hoisted->src(0)->src(1), Op::EXP2) == 0);
   CHECK(codegen::hoistInvariant(kern, codegen::KernelOptions::none()) == kern);
 }
 

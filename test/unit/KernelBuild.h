@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/MatmulTiling.h"
 #include "Codegen/Schedule.h"
 
 #include "GraphBuild.h"
@@ -84,6 +85,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no wide panels", &codegen::KernelOptions::widePanels);
   without("no tiling", &codegen::KernelOptions::tileMatmul);
   without("no hoisting", &codegen::KernelOptions::hoistInvariant);
+  without("no epilogue split", &codegen::KernelOptions::splitEpilogue);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;
@@ -95,6 +97,20 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   none.kernel = codegen::KernelOptions::none();
   out.push_back({"none", none});
   return out;
+}
+
+/// The sizes of a kernel's LOCAL PARAMs (its kernel-local tables and rows).
+inline std::vector<int64_t> localBufferSizes(const UOp *sink) {
+  std::vector<int64_t> out;
+  for (const UOp *u : toposort(sink))
+    if (u->is(Op::PARAM) && codegen::isLocalBuffer(u)) out.push_back(u->src(0)->arg().getInt());
+  return out;
+}
+/// How many nodes of op `o` are in `root`'s graph.
+inline int countOps(const UOp *root, Op o) {
+  int n = 0;
+  for (const UOp *u : toposort(root)) n += u->is(o);
+  return n;
 }
 
 /// Deterministic test data in [-0.5, 0.5): element i of the input numbered `salt`.

@@ -105,6 +105,7 @@ const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optim
       {"gate-versions", &codegen::KernelOptions::versionGates},
       {"max-lanes", &codegen::KernelOptions::maxLanes},
       {"hoist-invariant", &codegen::KernelOptions::hoistInvariant},
+      {"split-epilogue", &codegen::KernelOptions::splitEpilogue},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };

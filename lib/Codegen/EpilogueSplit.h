@@ -1,0 +1,33 @@
+//===- EpilogueSplit.h - a reduction's costly epilogue in a loop of its own -*- C++ -*-===//
+//
+// An untiled kernel whose innermost output loop holds its reduction loop
+// (out[i, j] = gelu(dot(x[i, :], W[j, :]) + b[j]), nn.Linear with few rows)
+// is vectorized along the reduction: each output's dot product is a vector
+// sum, and the epilogue around it, a transcendental per output, stays scalar.
+// The innermost output loop is split in two: the first fills a kernel-local
+// row with the reductions' results, the second evaluates the epilogue from
+// that row, a loop with no reduction in it that vectorizes along the outputs.
+// tinygrad's heuristic has no counterpart (its C kernels keep the epilogue in
+// the loop, scalar).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/KernelOptions.h"
+#include "IR/UOp.h"
+
+namespace tgc::codegen {
+
+/// The longest innermost output loop whose reductions get a row buffer.
+constexpr int64_t kMaxEpilogueRow = 4096;
+
+/// The kernel with its innermost output loop split into a loop that stores
+/// its reductions into a kernel-local row and a loop that evaluates the rest
+/// of the stored value, or `sink` itself. Applies to a kernel of one loop nest
+/// of at least two output loops (one END over a STORE, the form tileMatmul
+/// leaves untiled) whose stored value has a transcendental (EXP2, LOG2, SIN,
+/// POW) outside its reductions, and reductions that move with the innermost
+/// output loop and read no buffer the kernel writes.
+const UOp *splitEpilogue(const UOp *sink, const KernelOptions &opts);
+
+} // namespace tgc::codegen
