@@ -59,9 +59,13 @@ struct KernelOptions {
   /// Evaluate a reduction's transcendental epilogue in a loop of its own, from
   /// a kernel-local row of the reductions' results (EpilogueSplit.h).
   bool splitEpilogue = true;
+  /// Keep a short reduction (32-63 steps) that reads memory contiguously as
+  /// a loop, so LLVM vectorizes it instead of unrolling it and vectorizing
+  /// the output loop around it with gathers (LowerSchedule.cpp).
+  bool reductionLoops = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -97,20 +97,49 @@ const UOp *contiguousInnermostLoop(const UOp *sink) {
 // then the outer loop is vectorized across rows, with scalarized loads and
 // stores even without gathers (a4's int32 compare kernel: 0.8-1.1 us against
 // 0.17-0.23 us when SLP vectorizes the unrolled row instead).
-void keepOuterLoopsScalar(llvm::Function &f) {
+// Sets the loop property `property` on the loops of `f` that are innermost
+// (or, with !innermost, on those that contain another loop).
+void markLoops(llvm::Function &f, bool innermost, llvm::Metadata *property) {
   llvm::DominatorTree dt(f);
   llvm::LoopInfo loops(dt);
   llvm::LLVMContext &c = f.getContext();
   for (llvm::Loop *l : loops.getLoopsInPreorder()) {
     llvm::BasicBlock *latch = l->getLoopLatch();
-    if (l->isInnermost() || !latch) continue;
-    llvm::Metadata *off[] = {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))};
+    if (l->isInnermost() != innermost || !latch) continue;
     llvm::TempMDTuple self = llvm::MDNode::getTemporary(c, {});
-    llvm::MDNode *id = llvm::MDNode::get(c, {self.get(), llvm::MDNode::get(c, off)});
+    llvm::MDNode *id = llvm::MDNode::get(c, {self.get(), property});
     id->replaceOperandWith(0, id); // a loop ID refers to itself
     latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, id);
   }
+}
+void keepOuterLoopsScalar(llvm::Function &f) {
+  llvm::LLVMContext &c = f.getContext();
+  llvm::Metadata *off[] = {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                           llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))};
+  markLoops(f, /*innermost=*/false, llvm::MDNode::get(c, off));
+}
+
+// The reduction loop of a kernel of one loop nest whose summand reads memory
+// contiguously along it but with a stride along the innermost output loop
+// (nn.Linear against W[j, k], K = 32: g1's logits). LLVM unrolls such a short
+// reduction completely, then vectorizes the output loop with a gather per
+// load and step; kept as a loop it vectorizes along the reduction with plain
+// loads (g1 27 -> 7 us). From 32 steps: at 16 (one vector, attention's q.k
+// over a head) the horizontal sum per output made k1's scores kernel 2-5x
+// slower than the gathers. Null for any other kernel.
+const UOp *contiguousShortReduction(const UOp *sink) {
+  if (!isPlainLoopNest(sink)) return nullptr;
+  const UOp *end = sink->src(0), *inner = end->src(end->numSrc() - 1), *found = nullptr;
+  for (const UOp *u : toposort(end->src(0))) {
+    if (!u->is(Op::REDUCE)) continue;
+    if (found || u->numSrc() != 2) return nullptr; // one reduction over one range
+    std::optional<int64_t> n = tripCount(u->src(1));
+    if (!n || *n < 32 || *n >= 64 || unitStrideAccesses(u->src(0), u->src(1)) != true ||
+        unitStrideAccesses(u->src(0), inner).has_value())
+      return nullptr;
+    found = u->src(1);
+  }
+  return found;
 }
 
 // Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
@@ -126,6 +155,7 @@ struct KernelAttributes {
   std::string features;            ///< target features to add ("" = none)
   bool scalarOuterLoops = false;   ///< keepOuterLoopsScalar
   bool libmTranscendentals = false; ///< lower this kernel's transcendentals as libm calls
+  bool keepReductionLoop = false;   ///< contiguousShortReduction: no full unroll of the innermost loops
 
   /// `polyInReduce`: polynomialInReduce(sink), which also chose the tile.
   KernelAttributes(const UOp *sink, const MatmulTile &tile, bool polyInReduce, const KernelOptions &opts,
@@ -158,6 +188,8 @@ struct KernelAttributes {
       // An unrolled row of at least one vector (8 floats) is SLP's to vectorize.
       std::optional<int64_t> n = tripCount(inner);
       scalarOuterLoops = n && *n >= 8;
+    } else {
+      keepReductionLoop = opts.reductionLoops && contiguousShortReduction(sink) != nullptr;
     }
   }
 
@@ -166,6 +198,8 @@ struct KernelAttributes {
       if (llvm::Function *f = m.getFunction(sym)) {
         if (vectorWidth) f->addFnAttr("prefer-vector-width", std::to_string(vectorWidth));
         if (scalarOuterLoops && !f->isDeclaration()) keepOuterLoopsScalar(*f);
+        if (keepReductionLoop && !f->isDeclaration())
+          markLoops(*f, /*innermost=*/true, llvm::MDNode::get(f->getContext(), {llvm::MDString::get(f->getContext(), "llvm.loop.unroll.disable")}));
         if (features.empty()) continue;
         std::string fs = tm.getTargetFeatureString().str();
         f->addFnAttr("target-features", fs.empty() ? features : fs + "," + features);

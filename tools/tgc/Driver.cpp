@@ -106,6 +106,7 @@ const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optim
       {"max-lanes", &codegen::KernelOptions::maxLanes},
       {"hoist-invariant", &codegen::KernelOptions::hoistInvariant},
       {"split-epilogue", &codegen::KernelOptions::splitEpilogue},
+      {"reduction-loops", &codegen::KernelOptions::reductionLoops},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
