@@ -63,9 +63,12 @@ struct KernelOptions {
   /// a loop, so LLVM vectorizes it instead of unrolling it and vectorizing
   /// the output loop around it with gathers (LowerSchedule.cpp).
   bool reductionLoops = true;
+  /// Split the innermost output loop where its comparisons with constants
+  /// change, so that each piece keeps only its live reductions (GateSplit.h).
+  bool splitGates = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/EpilogueSplit.h"
+#include "Codegen/GateSplit.h"
 #include "Codegen/GateVersioning.h"
 #include "Codegen/HoistInvariant.h"
 #include "Codegen/KernelToMLIR.h"
@@ -289,7 +290,8 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     if (polyInReduce) want.rows = 4, want.columns = 64;
     const UOp *tiled = tileMatmul(k.sink, kernel, want, &tile);
     works.push_back(threadsWork(tiled, tile));
-    bodies.push_back(splitMaxLanes(splitEpilogue(hoistInvariant(tiled, kernel), kernel), kernel));
+    const UOp *body = hoistInvariant(splitGates(tiled, kernel), kernel);
+    bodies.push_back(splitMaxLanes(splitEpilogue(body, kernel), kernel));
     attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();

@@ -1,6 +1,7 @@
 //===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
 #include "Codegen/Passes.h"
 #include "Codegen/EpilogueSplit.h"
+#include "Codegen/GateSplit.h"
 #include "Codegen/HoistInvariant.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
@@ -65,6 +66,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
+  r.add({"split-gates", "split the innermost output loop where its comparisons with constants change (one loop per live reduction)",
+         [] { return kernelRewritePass(codegen::splitGates); }});
   r.add({"split-epilogue", "evaluate a reduction's transcendental epilogue in a loop of its own, from a row of the results",
          [] { return kernelRewritePass(codegen::splitEpilogue); }});
   r.add({"max-lanes", "split short contiguous float MAX reductions into one accumulator per vector lane",

@@ -87,6 +87,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no hoisting", &codegen::KernelOptions::hoistInvariant);
   without("no epilogue split", &codegen::KernelOptions::splitEpilogue);
   without("short reductions unrolled", &codegen::KernelOptions::reductionLoops);
+  without("no gate split", &codegen::KernelOptions::splitGates);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;

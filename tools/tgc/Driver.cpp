@@ -107,6 +107,7 @@ const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optim
       {"hoist-invariant", &codegen::KernelOptions::hoistInvariant},
       {"split-epilogue", &codegen::KernelOptions::splitEpilogue},
       {"reduction-loops", &codegen::KernelOptions::reductionLoops},
+      {"split-gates", &codegen::KernelOptions::splitGates},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
