@@ -17,9 +17,9 @@
 
 namespace tgc::codegen {
 
-/// The kernel with its innermost output loop split into one loop per interval
-/// between the constants the loop index is compared with, each piece's stored
-/// value simplified, or `sink` itself. Applies to a kernel of one loop nest
+/// The kernel with its innermost output loop that is compared with constants
+/// (inside at least one other) split into one loop per interval between those
+/// constants, each piece's stored value simplified, or `sink` itself. Applies to a kernel of one loop nest
 /// (one END over a STORE) of at least two output loops, and only when the
 /// pieces evaluate fewer reductions than the loop did.
 const UOp *splitGates(const UOp *sink, const KernelOptions &opts);

@@ -53,11 +53,11 @@ std::optional<int64_t> AffineCoefficients::operator()(const UOp *e, const UOp *r
   return c;
 }
 
-std::optional<bool> unitStrideAccesses(const UOp *root, const UOp *r) {
+std::optional<bool> unitStrideAccesses(const UOp *root, const UOp *r, bool throughReduces) {
   AffineCoefficients coefficient;
   bool moves = false;
   for (const UOp *n : toposort(root)) {
-    if (n->is(Op::REDUCE)) return std::nullopt;
+    if (n->is(Op::REDUCE) && !throughReduces) return std::nullopt;
     if (!n->is(Op::INDEX) || n->numSrc() != 2) continue;
     std::optional<int64_t> c = coefficient(splitGate(n->src(1)).second, r);
     if (!c || (*c != 0 && *c != 1)) return std::nullopt;

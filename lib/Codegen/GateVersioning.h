@@ -64,8 +64,9 @@ private:
 
 /// Whether the loads and stores under `root` step by 0 or 1 element per
 /// iteration of the range `r`: nullopt when some access steps otherwise (or
-/// is not affine in r) or `root` holds a REDUCE; else whether one steps by 1.
-std::optional<bool> unitStrideAccesses(const UOp *root, const UOp *r);
+/// is not affine in r) or `root` holds a REDUCE (unless `throughReduces`: then
+/// the accesses inside reductions count too); else whether one steps by 1.
+std::optional<bool> unitStrideAccesses(const UOp *root, const UOp *r, bool throughReduces = false);
 
 /// The versions of a reduction over `ranges` (literal trip counts) whose
 /// values are `values` (REDUCE-free). Empty when no gate depends on the ranges.

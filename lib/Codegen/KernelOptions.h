@@ -66,9 +66,12 @@ struct KernelOptions {
   /// Split the innermost output loop where its comparisons with constants
   /// change, so that each piece keeps only its live reductions (GateSplit.h).
   bool splitGates = true;
+  /// Split an innermost output loop the kernel reads as j // c and j % c into
+  /// those two loops, so its loads step one element apart (DivmodSplit.h).
+  bool splitDivmod = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -11,6 +11,7 @@
 // concurrently. Code generation of the linked module stays serial.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/DivmodSplit.h"
 #include "Codegen/EpilogueSplit.h"
 #include "Codegen/GateSplit.h"
 #include "Codegen/GateVersioning.h"
@@ -290,7 +291,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     if (polyInReduce) want.rows = 4, want.columns = 64;
     const UOp *tiled = tileMatmul(k.sink, kernel, want, &tile);
     works.push_back(threadsWork(tiled, tile));
-    const UOp *body = hoistInvariant(splitGates(tiled, kernel), kernel);
+    const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);
     bodies.push_back(splitMaxLanes(splitEpilogue(body, kernel), kernel));
     attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());

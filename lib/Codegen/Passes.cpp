@@ -1,5 +1,6 @@
 //===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
 #include "Codegen/Passes.h"
+#include "Codegen/DivmodSplit.h"
 #include "Codegen/EpilogueSplit.h"
 #include "Codegen/GateSplit.h"
 #include "Codegen/HoistInvariant.h"
@@ -66,7 +67,9 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
-  r.add({"split-gates", "split the innermost output loop where its comparisons with constants change (one loop per live reduction)",
+  r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",
+         [] { return kernelRewritePass(codegen::splitDivmod); }});
+  r.add({"split-gates", "split the innermost output loop compared with constants where the comparisons change (one loop per live reduction)",
          [] { return kernelRewritePass(codegen::splitGates); }});
   r.add({"split-epilogue", "evaluate a reduction's transcendental epilogue in a loop of its own, from a row of the results",
          [] { return kernelRewritePass(codegen::splitEpilogue); }});

@@ -88,6 +88,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no epilogue split", &codegen::KernelOptions::splitEpilogue);
   without("short reductions unrolled", &codegen::KernelOptions::reductionLoops);
   without("no gate split", &codegen::KernelOptions::splitGates);
+  without("no divmod split", &codegen::KernelOptions::splitDivmod);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;
@@ -118,6 +119,27 @@ inline int countOps(const UOp *root, Op o) {
 /// Deterministic test data in [-0.5, 0.5): element i of the input numbered `salt`.
 inline float testInput(int64_t i, int64_t salt) { return float((i * 7919 + salt * 104729) % 97) / 97.0f - 0.5f; }
 
+/// The double-precision reference of out[i, j] = init(i, j) + sum_r term(i, j, r)
+/// over i < m, j < n, r < kk (row-major), and each element's bound for
+/// checkClose: the sum of the magnitudes of its init and terms.
+struct Reference {
+  std::vector<double> value, bound;
+};
+template <typename Init, typename Term>
+Reference sumReference(int64_t m, int64_t n, int64_t kk, Init init, Term term) {
+  Reference out{std::vector<double>(size_t(m * n)), std::vector<double>(size_t(m * n))};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = init(i, j), mag = std::fabs(acc);
+      for (int64_t r = 0; r < kk; ++r) {
+        double v = term(i, j, r);
+        acc += v, mag += std::fabs(v);
+      }
+      out.value[size_t(i * n + j)] = acc, out.bound[size_t(i * n + j)] = mag;
+    }
+  return out;
+}
+
 /// Every element of `got` within 1e-5 of the sum of its terms' magnitudes
 /// (`bound`) of the double-precision `ref`; reports the first few that are not.
 inline void checkClose(const float *got, const std::vector<double> &ref, const std::vector<double> &bound) {
@@ -128,5 +150,6 @@ inline void checkClose(const float *got, const std::vector<double> &ref, const s
     }
   CHECK(bad == 0);
 }
+inline void checkClose(const float *got, const Reference &ref) { checkClose(got, ref.value, ref.bound); }
 
 } // namespace tgc::testing

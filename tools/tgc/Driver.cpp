@@ -108,6 +108,7 @@ const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optim
       {"split-epilogue", &codegen::KernelOptions::splitEpilogue},
       {"reduction-loops", &codegen::KernelOptions::reductionLoops},
       {"split-gates", &codegen::KernelOptions::splitGates},
+      {"split-divmod", &codegen::KernelOptions::splitDivmod},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };

@@ -1,0 +1,26 @@
+//===- DivmodSplit.h - an output loop split into quotient and remainder -*- C++ -*-===//
+//
+// A tensor laid out head-major (attention's [head][token][dim], read as
+// x[(j // 16) * 256 + k * 16 + j % 16] for the j-th column of 4 heads of 16)
+// is contiguous along j only within a head, so LLVM vectorizes the loop over
+// j with a gather per load (k3's weight gradients of the attention
+// projections). The innermost output loop j is split into j // c and j % c
+// (c dividing its trip count), the index arithmetic simplified, and the new
+// innermost loop walks each head's columns one element apart.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/KernelOptions.h"
+#include "IR/UOp.h"
+
+namespace tgc::codegen {
+
+/// The kernel with its innermost output loop j replaced by the loops j // c
+/// and j % c, or `sink` itself. Applies to a kernel of one loop nest (one END
+/// over a STORE) whose loads are not all affine in j, where c is a divisor
+/// of j's trip count that the kernel divides j by (j // c or j % c), and only
+/// when every load then steps by 0 or 1 element along j % c.
+const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts);
+
+} // namespace tgc::codegen
