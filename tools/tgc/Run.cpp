@@ -215,16 +215,17 @@ int runModel(const RunOptions &o) {
   }
 
   if (o.repeat > 0) {
-    for (size_t i = 0; i < ms.size(); ++i) std::printf("run %zu: %.3f ms\n", i + 1, ms[i]);
+    // Six decimals, as the launcher prints them: a small model runs in microseconds.
+    for (size_t i = 0; i < ms.size(); ++i) std::printf("run %zu: %.6f ms\n", i + 1, ms[i]);
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     size_t n = sorted.size();
     double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     double mean = 0;
     for (double v : ms) mean += v / double(n);
-    std::printf("runs=%zu min_ms=%.3f mean_ms=%.3f max_ms=%.3f compile_s=%.2f\n", n, sorted.front(), mean, sorted.back(),
+    std::printf("runs=%zu min_ms=%.6f mean_ms=%.6f max_ms=%.6f compile_s=%.2f\n", n, sorted.front(), mean, sorted.back(),
                 cs.compileSeconds());
-    std::printf("median_ms=%.4f\n", median);
+    std::printf("median_ms=%.6f\n", median);
   }
   std::fflush(stdout);
   return kSuccess;
