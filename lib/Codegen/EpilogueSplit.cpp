@@ -39,18 +39,14 @@ const UOp *splitEpilogue(const UOp *sink, const KernelOptions &opts) {
   // A reduction that does not move with the inner loop stays (LLVM moves it out
   // of the loop); the others must read nothing the kernel writes (the row is
   // filled before any of the loop's stores).
-  std::unordered_set<const UOp *> stored;
-  for (const UOp *u : toposort(sink))
-    if (u->is(Op::STORE) && u->numSrc() == 2 && u->src(0)->is(Op::INDEX)) stored.insert(u->src(0)->src(0));
-  std::vector<const UOp *> buffers; // a buffer of each dtype, whose ParamArg a row copies
-  for (const UOp *u : toposort(sink))
-    if (u->is(Op::PARAM) && !isLocalBuffer(u)) buffers.push_back(u);
+  std::vector<const UOp *> nodes = toposort(sink);
+  std::unordered_set<const UOp *> stored = storedBuffers(nodes);
   std::erase_if(reductions, [&](const UOp *r) { return !dependsOn(r->src(0), inner); });
   if (reductions.empty()) return sink;
   for (const UOp *r : reductions) {
     for (const UOp *n : toposort(r))
       if (n->is(Op::INDEX) && stored.count(n->src(0))) return sink;
-    if (std::none_of(buffers.begin(), buffers.end(), [&](const UOp *b) { return b->dtype() == r->dtype(); })) return sink;
+    if (!globalBufferOf(nodes, r->dtype())) return sink; // a row copies the ParamArg of a buffer of its dtype
   }
 
   // END(GROUP(END(STORE(row[j'], R[j -> j']), j'), END(STORE(out, E(row[j])), j)), outer loops)
@@ -60,8 +56,7 @@ const UOp *splitEpilogue(const UOp *sink, const KernelOptions &opts) {
   std::vector<const UOp *> effects;
   std::unordered_map<const UOp *, const UOp *> fromRow;
   for (const UOp *r : reductions) {
-    const UOp *like = *std::find_if(buffers.begin(), buffers.end(), [&](const UOp *b) { return b->dtype() == r->dtype(); });
-    const UOp *row = localBuffer(like, *trip, int64_t(effects.size()) + 1);
+    const UOp *row = localBuffer(globalBufferOf(nodes, r->dtype()), *trip, int64_t(effects.size()) + 1);
     const UOp *fill = ctx.get(Op::STORE, dtypes::Void,
                               {ctx.get(Op::INDEX, r->dtype(), {row, fresh}), substitute(r, {{inner, fresh}})});
     effects.push_back(ctx.get(Op::END, end->dtype(), {fill, fresh}, end->arg()));

@@ -22,16 +22,13 @@ using RangeSet = std::bitset<kMaxRanges>;
 // What the search knows of every node of the kernel.
 struct NodeFacts {
   RangeSet deps;        ///< the RANGEs its value depends on (a REDUCE's own ranges excluded)
-  bool costly = false;  ///< a transcendental in it
+  /// A transcendental in it. Only those are worth a table: a division or
+  /// square root is one instruction, cheaper than the table's loop, store and
+  /// load (measured: a hoisted reciprocal made k3's attention backward 1.2x slower).
+  bool costly = false;
   bool reduce = false;  ///< a REDUCE in it
   bool movable = true;  ///< only ALU ops, casts, constants, ranges and loads in it
 };
-
-// Only transcendentals are worth a table: a division or square root is one
-// instruction, cheaper than the table's loop, store and load (measured: a
-// hoisted reciprocal made k3's attention backward 1.2x slower).
-
-bool isInvalidConst(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == tgc::Value::Kind::Invalid; }
 
 class Hoister {
 public:
@@ -39,8 +36,8 @@ public:
 
   const UOp *run() {
     const UOp *end = sink_->src(0);
-    std::vector<const UOp *> nodes = toposort(sink_);
-    for (const UOp *u : nodes)
+    nodes_ = toposort(sink_);
+    for (const UOp *u : nodes_)
       if (u->is(Op::RANGE)) {
         if (ranges_.size() == kMaxRanges || !tripCount(u)) return sink_;
         bit_[u] = ranges_.size();
@@ -51,18 +48,14 @@ public:
       if (auto it = bit_.find(end->src(i)); it != bit_.end()) order_.push_back(it->second);
     for (size_t b = 0; b < ranges_.size(); ++b)
       if (std::find(order_.begin(), order_.end(), b) == order_.end()) order_.push_back(b);
-    for (const UOp *u : nodes) {
-      if (u->is(Op::STORE) && u->numSrc() == 2 && u->src(0)->is(Op::INDEX)) stored_.insert(u->src(0)->src(0));
-      facts_[u] = factsOf(u);
-    }
+    stored_ = storedBuffers(nodes_);
+    for (const UOp *u : nodes_) facts_[u] = factsOf(u);
     axis_ = maxAxisId(sink_);
 
     std::unordered_map<const UOp *, const UOp *> reduces;
-    for (const UOp *u : nodes) {
+    for (const UOp *u : nodes_) {
       if (!u->is(Op::REDUCE) || facts_[u->src(0)].reduce) continue; // innermost reductions only
-      reduceBits_.reset();
-      for (size_t i = 1; i < u->numSrc(); ++i)
-        if (auto it = bit_.find(u->src(i)); it != bit_.end()) reduceBits_.set(it->second);
+      reduceBits_ = ownRanges(u);
       // The summand is evaluated at every point of its ranges and the reduction's.
       RangeSet around = facts_[u->src(0)].deps | reduceBits_;
       std::unordered_map<const UOp *, const UOp *> terms;
@@ -95,10 +88,16 @@ private:
       f.reduce |= sf.reduce;
       f.movable &= sf.movable;
     }
-    if (u->is(Op::REDUCE))
-      for (size_t i = 1; i < u->numSrc(); ++i)
-        if (auto it = bit_.find(u->src(i)); it != bit_.end()) f.deps.reset(it->second);
+    if (u->is(Op::REDUCE)) f.deps &= ~ownRanges(u);
     return f;
+  }
+
+  // The ranges a REDUCE closes.
+  RangeSet ownRanges(const UOp *reduce) const {
+    RangeSet s;
+    for (size_t i = 1; i < reduce->numSrc(); ++i)
+      if (auto it = bit_.find(reduce->src(i)); it != bit_.end()) s.set(it->second);
+    return s;
   }
 
   // The number of points of the ranges in `s` (saturating).
@@ -117,7 +116,7 @@ private:
       const UOp *buf = n->src(0);
       if (n->numSrc() != 2 || !buf->is(Op::PARAM) || isLocalBuffer(buf) || stored_.count(buf)) return false;
       const UOp *idx = n->src(1);
-      if (idx->is(Op::WHERE) && idx->numSrc() == 3 && isInvalidConst(idx->src(2))) continue; // gated
+      if (splitGate(idx).first) continue; // gated
       if (buf->numSrc() != 1 || !buf->src(0)->is(Op::CONST) || !buf->src(0)->arg().isInt()) return false;
       if (!idx->dtype().isInt() || idx->vminInt() < 0 || idx->vmaxInt() >= buf->src(0)->arg().getInt()) return false;
     }
@@ -144,9 +143,7 @@ private:
   // A table of `term` over its ranges: the loop nest that fills it (into
   // fills_) and the load that replaces the term in the summand.
   const UOp *table(const UOp *term) {
-    const UOp *like = nullptr; // a buffer of the term's dtype, whose ParamArg the table copies
-    for (const UOp *n : toposort(sink_))
-      if (n->is(Op::PARAM) && n->dtype() == term->dtype() && !isLocalBuffer(n)) like = n;
+    const UOp *like = globalBufferOf(nodes_, term->dtype());
     if (!like) return nullptr;
     const UOp *end = sink_->src(0);
     const RangeSet &deps = facts_.at(term).deps;
@@ -192,7 +189,7 @@ private:
 
   const UOp *sink_;
   Context &ctx_;
-  std::vector<const UOp *> ranges_;
+  std::vector<const UOp *> nodes_, ranges_; ///< the kernel's toposort; its RANGEs
   std::unordered_map<const UOp *, size_t> bit_;
   std::vector<size_t> order_;
   std::unordered_map<const UOp *, NodeFacts> facts_;

@@ -120,6 +120,11 @@ void keepOuterLoopsScalar(llvm::Function &f) {
                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))};
   markLoops(f, /*innermost=*/false, llvm::MDNode::get(c, off));
 }
+// Keeps LLVM from unrolling the innermost loops of `f` (contiguousShortReduction).
+void keepInnerLoopsRolled(llvm::Function &f) {
+  llvm::LLVMContext &c = f.getContext();
+  markLoops(f, /*innermost=*/true, llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.unroll.disable")}));
+}
 
 // The reduction loop of a kernel of one loop nest whose summand reads memory
 // contiguously along it but with a stride along the innermost output loop
@@ -214,8 +219,7 @@ struct KernelAttributes {
       if (llvm::Function *f = m.getFunction(sym)) {
         if (vectorWidth) f->addFnAttr("prefer-vector-width", std::to_string(vectorWidth));
         if (scalarOuterLoops && !f->isDeclaration()) keepOuterLoopsScalar(*f);
-        if (keepReductionLoop && !f->isDeclaration())
-          markLoops(*f, /*innermost=*/true, llvm::MDNode::get(f->getContext(), {llvm::MDString::get(f->getContext(), "llvm.loop.unroll.disable")}));
+        if (keepReductionLoop && !f->isDeclaration()) keepInnerLoopsRolled(*f);
         if (features.empty()) continue;
         std::string fs = tm.getTargetFeatureString().str();
         f->addFnAttr("target-features", fs.empty() ? features : fs + "," + features);

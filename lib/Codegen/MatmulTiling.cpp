@@ -58,6 +58,19 @@ bool isLocalBuffer(const UOp *buf) {
   return as && as->kind() == tgc::Value::Kind::Enum && as->str() == "LOCAL";
 }
 
+std::unordered_set<const UOp *> storedBuffers(std::span<const UOp *const> nodes) {
+  std::unordered_set<const UOp *> out;
+  for (const UOp *u : nodes)
+    if (u->is(Op::STORE) && u->numSrc() == 2 && u->src(0)->is(Op::INDEX)) out.insert(u->src(0)->src(0));
+  return out;
+}
+
+const UOp *globalBufferOf(std::span<const UOp *const> nodes, DType dt) {
+  for (const UOp *u : nodes)
+    if (u->is(Op::PARAM) && u->dtype() == dt && !isLocalBuffer(u)) return u;
+  return nullptr;
+}
+
 const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot) {
   const tgc::Value &arg = like->arg();
   std::vector<tgc::Value> items = arg.items();

@@ -20,6 +20,9 @@
 #include "Codegen/KernelOptions.h"
 #include "IR/UOp.h"
 
+#include <span>
+#include <unordered_set>
+
 namespace tgc::codegen {
 
 struct MatmulTile {
@@ -46,6 +49,11 @@ constexpr int64_t kMinWidePanels = 8;
 /// A PARAM in the LOCAL address space: scratch memory of one kernel
 /// invocation (per thread), not a CALL argument.
 bool isLocalBuffer(const UOp *buf);
+/// The buffers a kernel (`nodes`, its toposort) stores to through an INDEX.
+std::unordered_set<const UOp *> storedBuffers(std::span<const UOp *const> nodes);
+/// A GLOBAL PARAM of dtype `dt` among `nodes`, whose ParamArg a kernel-local
+/// buffer of that dtype copies (localBuffer), or nullptr.
+const UOp *globalBufferOf(std::span<const UOp *const> nodes, DType dt);
 /// A LOCAL PARAM of `elements` elements typed like the PARAM `like`; buffers
 /// of one kernel with the same size and type are told apart by `slot`.
 const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);

@@ -54,10 +54,8 @@ bool fillsLocalTable(const UOp *e) {
   return true;
 }
 
-} // namespace
-
 // The top-level effects of a kernel, through SINK/GROUP.
-static std::vector<const UOp *> topLevelEffects(const UOp *sink) {
+std::vector<const UOp *> topLevelEffects(const UOp *sink) {
   std::vector<const UOp *> effects, todo{sink};
   while (!todo.empty()) {
     const UOp *u = todo.back();
@@ -69,6 +67,8 @@ static std::vector<const UOp *> topLevelEffects(const UOp *sink) {
   }
   return effects;
 }
+
+} // namespace
 
 int64_t kernelLoopWork(const UOp *sink) {
   constexpr int64_t kMax = int64_t(1) << 62;

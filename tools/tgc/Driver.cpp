@@ -97,8 +97,9 @@ Status loadDocument(Context &ctx, const std::string &path, const std::string &fo
 
 namespace {
 // The optimizations --disable-opt turns off, by the name of their pass where they have one.
-const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> &optimizationNames() {
-  static const std::vector<std::pair<std::string, bool codegen::KernelOptions::*>> names = {
+using OptimizationNames = std::vector<std::pair<std::string, bool codegen::KernelOptions::*>>;
+const OptimizationNames &optimizationNames() {
+  static const OptimizationNames names = {
       {"tile-matmul", &codegen::KernelOptions::tileMatmul},
       {"pack-panel", &codegen::KernelOptions::packMatmulPanel},
       {"wide-panels", &codegen::KernelOptions::widePanels},
