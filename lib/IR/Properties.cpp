@@ -23,6 +23,10 @@ namespace {
 
 struct Props {
   std::optional<Shape> shape;
+  /// The shape's sizes when every dim is static, made on first ask (the
+  /// scheduler asks for them over and over, a node's shape far fewer times).
+  mutable std::vector<int64_t> staticDims;
+  mutable bool staticDimsMade = false;
   std::string shapeError;
   Value device;
   std::optional<AddrSpace> addrspace;
@@ -489,6 +493,18 @@ struct UOp::PropertyCache : Props {
 const Shape *UOp::shape() const {
   const Props &p = PropertyCache::of(this);
   return p.shape ? &*p.shape : nullptr;
+}
+const std::vector<int64_t> *UOp::staticShape() const {
+  const Props &p = PropertyCache::of(this);
+  if (!p.shape) return nullptr;
+  if (!p.staticDimsMade) {
+    p.staticDimsMade = true;
+    if (std::all_of(p.shape->begin(), p.shape->end(), [](const Dim &d) { return d.isStatic(); })) {
+      p.staticDims.reserve(p.shape->size());
+      for (const Dim &d : *p.shape) p.staticDims.push_back(d.value);
+    }
+  }
+  return p.staticDims.size() == p.shape->size() ? &p.staticDims : nullptr;
 }
 const std::string &UOp::shapeError() const { return PropertyCache::of(this).shapeError; }
 const Value &UOp::device() const { return PropertyCache::of(this).device; }

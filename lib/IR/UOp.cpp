@@ -44,9 +44,15 @@ std::string Location::str() const {
   return s;
 }
 
-UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h)
-    : ctx_(ctx), id_(id), numSrc_(uint32_t(src.size())), op_(op), dtype_(dt), src_(src.data()), arg_(std::move(arg)),
-      tag_(std::move(tag)), hash_(h) {
+const Value &UOp::noneTag() {
+  static const Value none;
+  return none;
+}
+
+UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, const Value *tag,
+         size_t h)
+    : src_(src.data()), dtype_(dt), hash_(h), id_(id), numSrc_(uint32_t(src.size())), op_(op), ctx_(ctx),
+      arg_(std::move(arg)), tag_(tag) {
   if (op_ == Op::RANGE) rangeLo_ = rangeHi_ = id_;
   for (const UOp *s : src) {
     rangeLo_ = std::min(rangeLo_, s->rangeLo_);
@@ -54,10 +60,10 @@ UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const>
   }
 }
 
-const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, src, arg_, tag_); }
-const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), tag_); }
+const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, src, arg_, tag()); }
+const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), tag()); }
 const UOp *UOp::withTag(Value tag) const { return ctx_->intern(op_, dtype_, src(), arg_, std::move(tag)); }
-const UOp *UOp::withDType(DType dt) const { return ctx_->intern(op_, dt, src(), arg_, tag_); }
+const UOp *UOp::withDType(DType dt) const { return ctx_->intern(op_, dt, src(), arg_, tag()); }
 
 const Value &UOp::constValue() const {
   static const Value none;
@@ -74,7 +80,7 @@ Context::Context() : table_(1024, TableSlot{0, 0}) {}
 
 Context::~Context() {
   for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();
-  for (UOp *c : chunks_) ::operator delete(static_cast<void *>(c));
+  for (UOp *c : chunks_) ::operator delete(static_cast<void *>(c), std::align_val_t(alignof(UOp)));
 }
 
 const UOp *const *Context::storeSrc(std::span<const UOp *const> src) {
@@ -131,15 +137,16 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
     if (table_[i].hashBits != bits) continue;
     const UOp *u = nodeAt(table_[i].idPlus1 - 1);
     if (u->op_ == op && u->dtype_ == dtype && u->numSrc_ == src.size() && std::equal(src.begin(), src.end(), u->src_) &&
-        u->arg_ == arg && u->tag_ == tag)
+        u->arg_ == arg && u->tag() == tag)
       return u;
   }
   if (size_ % kNodesPerChunk == 0)
-    chunks_.push_back(static_cast<UOp *>(::operator new(sizeof(UOp) * kNodesPerChunk)));
+    chunks_.push_back(static_cast<UOp *>(::operator new(sizeof(UOp) * kNodesPerChunk, std::align_val_t(alignof(UOp)))));
   UOp *slot = &chunks_.back()[size_ % kNodesPerChunk];
   const UOp *const *stored = storeSrc(src);
+  const Value *storedTag = tag.isNone() ? nullptr : &tags_.emplace_back(std::move(tag));
   const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
-                                std::move(arg), std::move(tag), h);
+                                std::move(arg), storedTag, h);
   ++size_;
   table_[i] = TableSlot{bits, uint32_t(size_)};
   if (2 * size_ > table_.size()) growTable();

@@ -14,6 +14,7 @@
 #include "IR/PtrMap.h"
 #include "IR/Value.h"
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -58,7 +59,7 @@ struct ValueRange {
   bool operator==(const ValueRange &) const = default;
 };
 
-class UOp {
+class alignas(64) UOp {
 public:
   Op op() const { return op_; }
   DType dtype() const { return dtype_; }
@@ -66,7 +67,7 @@ public:
   const UOp *src(size_t i) const { return src_[i]; }
   size_t numSrc() const { return numSrc_; }
   const Value &arg() const { return arg_; }
-  const Value &tag() const { return tag_; }
+  const Value &tag() const { return tag_ ? *tag_ : noneTag(); }
   /// Structural content hash (deterministic across runs).
   size_t hash() const { return hash_; }
   /// Creation index in its context: a stable, deterministic name.
@@ -93,6 +94,8 @@ public:
   /// The shape, or nullptr for nodes without one (SINK, STORE, void CALL, ...)
   /// or whose shape is ill-formed (see shapeError()).
   const Shape *shape() const;
+  /// The shape's sizes when it has one and every dim is static, else nullptr.
+  const std::vector<int64_t> *staticShape() const;
   /// Why the shape could not be derived ("" when it could, or the node has none).
   const std::string &shapeError() const;
   /// Device: None, a Str, or a Tuple of Str (multi-device).
@@ -109,23 +112,30 @@ public:
 private:
   friend class Context;
   // Built in place by Context, over srcs it keeps in its own storage.
-  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, Value tag, size_t h);
+  UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const> src, Value arg, const Value *tag, size_t h);
   UOp(const UOp &) = delete;
   UOp &operator=(const UOp &) = delete;
   struct PropertyCache; // shape, device, addrspace: Properties.cpp
 
-  Context *ctx_;
-  uint32_t id_;
-  uint32_t rangeLo_ = UINT32_MAX, rangeHi_ = 0;
-  uint32_t numSrc_;
-  Op op_;
-  DType dtype_;
+  static const Value &noneTag();
+
+  // What a traversal, a hash-table probe and the shape cache read comes first,
+  // in the node's first cache line (nodes are 64-byte aligned, two lines each):
+  // scheduling is bound by cache misses on nodes, not by the work per node.
   const UOp *const *src_; // in the Context's src storage
-  Value arg_, tag_;
+  DType dtype_;
   size_t hash_;
   // Cached facts, kept in the Context (a NodeArena each), null until asked for.
   mutable const PropertyCache *props_ = nullptr; // Properties.cpp
-  mutable const ValueRange *vrange_ = nullptr;   // ValueRange.cpp
+  uint32_t id_;
+  uint32_t numSrc_;
+  uint32_t rangeLo_ = UINT32_MAX, rangeHi_ = 0;
+  Op op_;
+  Context *ctx_;
+  // The second line: what interning compares last and printing reads.
+  Value arg_;
+  const Value *tag_; // nullptr for None (almost every node); else kept by the Context
+  mutable const ValueRange *vrange_ = nullptr; // ValueRange.cpp
 };
 
 /// Owns and interns UOps. Not thread-safe; one per compilation.
@@ -192,6 +202,7 @@ private:
   std::vector<UOp *> chunks_;
   size_t size_ = 0;
   std::vector<std::unique_ptr<const UOp *[]>> srcPool_;
+  std::deque<Value> tags_; // the nodes' tags other than None (stable addresses)
   size_t srcPoolLeft_ = 0;
   const UOp **srcPoolNext_ = nullptr;
   // The interning table: open addressing over the nodes. A slot keeps 32

@@ -33,7 +33,7 @@ static std::vector<const UOp *> sortedRanges(std::vector<const UOp *> rs) {
 // flatten_bufferize: collapse a STAGE's ranges into one flat index.
 static const UOp *flattenBufferize(const UOp *x) {
   if (x->numSrc() == 2) return nullptr;
-  IShape s = shapeOf(x);
+  const IShape &s = shapeOf(x);
   std::vector<const UOp *> rngs(x->src().begin() + 1, x->src().end());
   for (const UOp *r : rngs)
     if (r->is(Op::RANGE) && !r->src(0)->is(Op::CONST)) fail(x, "symbolic STAGE ranges are not supported");

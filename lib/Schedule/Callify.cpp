@@ -152,7 +152,7 @@ static const PatternMatcher &earlyTransformPM() {
            [](Match &m) -> const UOp * {
              const UOp *u = m["u"];
              if (isVirtual(u)) return nullptr;
-             IShape s = shapeOf(u);
+             const IShape &s = shapeOf(u);
              if (std::find(s.begin(), s.end(), 0) != s.end()) return u->src(0);
              if (diskLike(u)) return u->withTag(Value());
              const UOp *buf = emptyLike(u, m.ctx<AllocCtx>().nextSlot++);

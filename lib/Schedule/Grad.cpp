@@ -54,7 +54,7 @@ UOpRef fdiv(UOpRef a, UOpRef b) {
 /// reshaped away; reduced axes are permuted to the front, as REDUCE reduces
 /// its leading axes).
 const UOp *reduceAxes(const UOp *x, Op op, std::vector<size_t> axes) {
-  IShape s = shapeOf(x);
+  const IShape &s = shapeOf(x);
   std::sort(axes.begin(), axes.end());
   std::vector<int64_t> red, perm;
   for (size_t a : axes)
@@ -148,7 +148,7 @@ Grads afterGradient(UOpRef g, UOpRef after) {
 
 /// ctx[i] for a STACK's gradient: slice i of axis 0, that axis removed.
 const UOp *sliceAxis0(const UOp *g, int64_t i) {
-  IShape s = shapeOf(g);
+  const IShape &s = shapeOf(g);
   std::vector<std::pair<int64_t, int64_t>> se{{i, i + 1}};
   for (size_t d = 1; d < s.size(); ++d) se.emplace_back(0, s[d]);
   return reshape(shrink(g, se), IShape(s.begin() + 1, s.end()));
@@ -194,7 +194,7 @@ const GradMatcher &gradientRules() {
       grule(UPat(Op::EXPAND), [](Match &, UOpRef g, UOpRef) { return Grads{g, nullptr}; }),
       grule(UPat(Op::PAD),
             [](Match &, UOpRef g, UOpRef r) {
-              IShape s = shapeOf(r->src(0));
+              const IShape &s = shapeOf(r->src(0));
               std::vector<std::pair<int64_t, int64_t>> se;
               auto pairs = mopPairs(r);
               if (pairs.size() != s.size()) fail(r, "PAD operands do not match the source's rank");
@@ -303,7 +303,7 @@ Grads functionGradient(const UOp *fn, const UOp *g, const std::unordered_set<con
 /// Sums a gradient over the axes its src was broadcast along (a shaped edge's
 /// gradient always gets its src's shape).
 const UOp *fitShape(const UOp *src, const UOp *v) {
-  std::optional<IShape> ks = maybeShape(src), vs = maybeShape(v);
+  const IShape *ks = maybeShape(src), *vs = maybeShape(v);
   if (!ks || !vs || *ks == *vs) return v;
   UOpRef acc = UOpRef(v).cast(sumAccDType(v->dtype()));
   return UOpRef(reshape(reduceAxes(acc, Op::ADD, broadcastAxes(*ks, *vs)), *ks)).cast(v->dtype());
@@ -385,7 +385,7 @@ GradMap gradientMap(const UOp *root, const UOp *rootGrad, const std::unordered_s
 
 Result<std::vector<const UOp *>> computeGradients(const UOp *loss, std::span<const UOp *const> targets) {
   try {
-    std::optional<IShape> ls = maybeShape(loss);
+    const IShape *ls = maybeShape(loss);
     if (!ls || !ls->empty()) return Diagnostic::at(loss, "the loss must be a scalar tensor, not " + loss->str());
     if (!loss->dtype().isFloat()) return Diagnostic::at(loss, "only float tensors have gradients (the loss is " + loss->str() + ")");
     for (const UOp *t : targets) {

@@ -16,10 +16,10 @@ namespace tgc::rangeify {
 // _mop_index: INDEX(mop(x), *idxs) -> INDEX(x, *idxs') with the movement op applied.
 static const UOp *mopIndex(const UOp *r, const UOp *idx) {
   std::vector<const UOp *> idxs(idx->src().begin() + 1, idx->src().end());
-  IShape rs = shapeOf(r);
+  const IShape &rs = shapeOf(r);
   if (idxs.size() == rs.size()) return index(r->src(0), applyMovementOp(r, idxs), idx->arg());
   if (!r->is(Op::RESHAPE) || idxs.size() > rs.size()) return nullptr;
-  IShape ss = shapeOf(r->src(0));
+  const IShape &ss = shapeOf(r->src(0));
   IShape restOut(rs.begin() + idxs.size(), rs.end());
   int64_t srcPrefix = int64_t(ss.size()) - int64_t(restOut.size());
   if (srcPrefix < 0 || IShape(ss.begin() + srcPrefix, ss.end()) != restOut) return nullptr;
@@ -27,8 +27,7 @@ static const UOp *mopIndex(const UOp *r, const UOp *idx) {
   IShape inPrefix(ss.begin(), ss.begin() + srcPrefix), outPrefix(rs.begin(), rs.begin() + idxs.size());
   const UOp *ret =
       index(r->src(0), applyMovement(r->context(), Op::RESHAPE, inPrefix, outPrefix, idxs), idx->arg());
-  std::optional<IShape> a = maybeShape(ret), b = maybeShape(idx);
-  return a == b ? ret : nullptr;
+  return sameShape(ret, idx) ? ret : nullptr;
 }
 
 const PatternMatcher &pmMops() {
@@ -67,7 +66,7 @@ const PatternMatcher &mopCleanup() {
            [](Match &m) -> const UOp * {
              const UOp *x2 = m["x2"];
              if (!x2->shape()) return nullptr;
-             return maybeShape(x2) == maybeShape(m["x"]) ? x2 : nullptr;
+             return sameShape(x2, m["x"]) ? x2 : nullptr;
            }),
       // merge PERMUTEs
       rule(UPat(Op::PERMUTE).src({UPat(Op::PERMUTE).named("x2")}).named("x"),
@@ -89,7 +88,7 @@ const PatternMatcher &mopCleanup() {
       rule(UPat(Op::STACK).srcAll(UPat(Op::INDEX).src({var("src"), UPat(Op::CONST)})).named("stk"),
            [](Match &m) -> const UOp * {
              const UOp *stk = m["stk"], *src = m["src"];
-             if (maybeShape(stk) != maybeShape(src)) return nullptr;
+             if (!sameShape(stk, src)) return nullptr;
              for (size_t i = 0; i < stk->numSrc(); ++i) {
                const Value &v = stk->src(i)->src(1)->arg();
                if (!v.isInt() || v.getInt() != int64_t(i)) return nullptr;
@@ -114,7 +113,7 @@ const PatternMatcher &mopCleanup() {
              for (size_t k = 1; k < i1->numSrc(); ++k) all.push_back(i1->src(k));
              for (size_t k = 1; k < i2->numSrc(); ++k) all.push_back(i2->src(k));
              for (const UOp *x : all) {
-               std::optional<IShape> s = maybeShape(x);
+               const IShape *s = maybeShape(x);
                if (!s || !s->empty()) return nullptr;
              }
              return index(i1->src(0), all);
@@ -123,7 +122,7 @@ const PatternMatcher &mopCleanup() {
       rule(UPat(Op::INDEX).src({UPat(Op::INDEX).src({var("buf"), var("idx1_arg")})}).allowAnyLen().named("idx2"),
            [](Match &m) -> const UOp * {
              const UOp *i2 = m["idx2"], *a = m["idx1_arg"];
-             std::optional<IShape> s = maybeShape(a);
+             const IShape *s = maybeShape(a);
              if (!s || s->size() != i2->numSrc() - 1) return nullptr;
              return index(m["buf"], {index(a, {i2->src().begin() + 1, i2->src().end()})});
            }),

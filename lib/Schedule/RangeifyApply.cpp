@@ -20,13 +20,29 @@ static bool contains(const std::vector<size_t> &v, size_t x) { return std::find(
 // broadcast_rngs for the srcs of a Broadcastable op (see RangeifyIndexing.cpp).
 static std::vector<const UOp *> srcRngs(const UOp *x, const UOp *s, const std::vector<const UOp *> &rngs) {
   if (!x->isIn(group::Broadcastable)) return rngs;
-  IShape ss = shapeOf(s), xs = shapeOf(x);
+  const IShape &ss = shapeOf(s), &xs = shapeOf(x);
   std::vector<size_t> baxes = broadcastAxes(ss, xs);
   size_t nleft = xs.size() - ss.size();
   std::vector<const UOp *> out;
   for (size_t j = nleft; j < rngs.size(); ++j)
     out.push_back(contains(baxes, j) ? rngs[j]->context().constInt(0) : rngs[j]);
   return out;
+}
+
+static bool isBufferSrc(const UOp *s) {
+  return s->is(Op::PARAM) || s->is(Op::BUFFER) || s->is(Op::MSTACK) || s->is(Op::MSELECT) || s->is(Op::AFTER);
+}
+
+// Whether bufferizeAndIndexSrcs changes any src of x: most nodes read
+// neither a buffer nor a realized node, and are kept without building a list.
+static bool readsBufferOrRealized(IndexingContext &ctx, const UOp *x) {
+  size_t dataCount = dataSrcs(x).size();
+  bool hasRanges = ctx.rangeMap.count(x) != 0;
+  for (size_t i = 0; i < x->numSrc(); ++i) {
+    const UOp *s = x->src(i);
+    if (isBufferSrc(s) ? hasRanges && i < dataCount : ctx.realizeMap.count(s) != 0) return true;
+  }
+  return false;
 }
 
 // tinygrad's create_bufferize_and_index_srcs.
@@ -39,7 +55,7 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
     const UOp *s = x->src(i), *ns = s;
     // the ranges src i is read with (only a buffer or a realized src needs them)
     auto rangesOfSrc = [&] { return srcRngs(x, s, rm->second.first); };
-    if (s->is(Op::PARAM) || s->is(Op::BUFFER) || s->is(Op::MSTACK) || s->is(Op::MSELECT) || s->is(Op::AFTER)) {
+    if (isBufferSrc(s)) {
       if (hasRanges && i < dataCount) ns = index(s, rangesOfSrc());
     } else if (auto rz = ctx.realizeMap.find(s); rz != ctx.realizeMap.end()) {
       if (!rz->second) fail(s, "realize map must contain range list");
@@ -75,7 +91,7 @@ static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, cons
 }
 
 static const UOp *applyGeneric(IndexingContext &ctx, const UOp *x) {
-  if (x->is(Op::STAGE) || x->is(Op::INDEX)) return nullptr;
+  if (x->is(Op::STAGE) || x->is(Op::INDEX) || !readsBufferOrRealized(ctx, x)) return nullptr;
   std::vector<const UOp *> src = bufferizeAndIndexSrcs(ctx, x);
   // unchanged srcs would intern x again, which the matcher takes as a decline
   if (std::equal(src.begin(), src.end(), x->src().begin(), x->src().end())) return nullptr;

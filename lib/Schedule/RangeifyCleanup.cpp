@@ -50,7 +50,7 @@ static const UOp *cleanupDeadAxes(const UOp *b) {
 static const UOp *removeNoopBufferize(const UOp *idx, const UOp *b2) {
   if (idx->numSrc() != b2->numSrc() || !std::equal(idx->src().begin() + 1, idx->src().end(), b2->src().begin() + 1))
     return nullptr;
-  IShape s = shapeOf(b2);
+  const IShape &s = shapeOf(b2);
   if (s.empty()) return idx->src(0);
   return shrinkTo(idx->src(0), s);
 }

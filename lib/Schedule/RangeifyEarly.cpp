@@ -21,7 +21,7 @@ namespace tgc::rangeify {
 
 // tinygrad's _rop: reduce `axis` (after moving the reduced axes to the front).
 static const UOp *rop(const UOp *x, const Value &op, std::vector<int64_t> axis) {
-  IShape s = shapeOf(x);
+  const IShape &s = shapeOf(x);
   std::sort(axis.begin(), axis.end());
   std::vector<int64_t> red;
   for (int64_t a : axis)
@@ -42,7 +42,7 @@ static const UOp *rop(const UOp *x, const Value &op, std::vector<int64_t> axis) 
 // split_reduceop: a reduce whose input is >= 32768x its output becomes two
 // reduces with a contiguous between them, so the first one has enough outputs.
 static const UOp *splitReduceop(const UOp *reduce, const UOp *x) {
-  IShape rs = shapeOf(reduce), xs = shapeOf(x);
+  const IShape &rs = shapeOf(reduce), &xs = shapeOf(x);
   int64_t rn = prod(rs);
   if (rn == 0 || prod(xs) / rn < 32768) return nullptr;
   // which axes of x are expanded (do not reach a range of the base)
@@ -97,7 +97,7 @@ static const UOp *resolveFunction(const UOp *c) {
     if (p->dtype() != a->dtype())
       fail(c, "arg " + std::to_string(f.slot) + " dtype mismatch: expected " + std::string(p->dtype().name()) +
                   ", got " + std::string(a->dtype().name()));
-    if (maybeShape(p) != maybeShape(a)) fail(c, "arg " + std::to_string(f.slot) + " shape mismatch");
+    if (!sameShape(p, a)) fail(c, "arg " + std::to_string(f.slot) + " shape mismatch");
     map[p] = a;
   }
   return substitute(c->src(0), map);
@@ -165,7 +165,7 @@ const PatternMatcher &earliestRewrites() {
       rule(UPat(Op::STORE).src({UPat(Op::RESHAPE).src({var("dst")}).allowAnyLen(),
                                 UPat(Op::RESHAPE).src({var("src")}).allowAnyLen()}),
            [](Match &m) -> const UOp * {
-             if (maybeShape(m["dst"]) != maybeShape(m["src"])) return nullptr;
+             if (!sameShape(m["dst"], m["src"])) return nullptr;
              return store(m["dst"], m["src"]);
            }),
       rule(UPat(Op::STORE).src({var("target"), var("src")}), fixStoreHazard),
@@ -193,7 +193,7 @@ const PatternMatcher &earliestRewrites() {
       // a reduce over nothing is the identity element
       rule(UPat(Op::REDUCE).src({var("x")}).named("reduce"),
            [](Match &m) -> const UOp * {
-             IShape xs = shapeOf(m["x"]), rs = shapeOf(m["reduce"]);
+             const IShape &xs = shapeOf(m["x"]), &rs = shapeOf(m["reduce"]);
              if (std::find(xs.begin(), xs.end(), 0) == xs.end() || std::find(rs.begin(), rs.end(), 0) != rs.end())
                return nullptr;
              return identityElement(m["reduce"]);
@@ -203,11 +203,11 @@ const PatternMatcher &earliestRewrites() {
            [](Match &m) -> const UOp * {
              const UOp *x = m["x"];
              if (x->is(Op::SINK)) return nullptr;
-             // every node asks: a static shape without a 0 answers before maybeShape copies it
+             // every node asks: a static shape without a 0 answers before maybeShape
              if (const Shape *d = x->shape();
                  d && std::none_of(d->begin(), d->end(), [](const Dim &k) { return !k.isStatic() || k.value == 0; }))
                return nullptr;
-             std::optional<IShape> s = maybeShape(x);
+             const IShape *s = maybeShape(x);
              if (!s || std::find(s->begin(), s->end(), 0) == s->end()) return nullptr;
              const UOp *c = constLike(x, Value::integer(0));
              return c->withTag(x->tag());

@@ -33,16 +33,17 @@ bool alwaysContiguous(Op op) {
   }
 }
 
-std::vector<const UOp *> dataSrcs(const UOp *u) {
+std::span<const UOp *const> dataSrcs(const UOp *u) {
+  std::span<const UOp *const> all = u->src();
   switch (u->op()) {
   case Op::PARAM: case Op::BUFFER: case Op::RANGE: case Op::SPECIAL: return {};
   case Op::STORE:
     if (isVariable(u->src(0))) return {};
-    return {u->src().begin(), u->src().end()};
-  case Op::INDEX: case Op::STAGE: case Op::REDUCE: case Op::AFTER: case Op::END: return {u->src(0)};
+    return all;
+  case Op::INDEX: case Op::STAGE: case Op::REDUCE: case Op::AFTER: case Op::END: return all.first(1);
   default:
-    if (u->isIn(group::Movement)) return {u->src(0)};
-    return {u->src().begin(), u->src().end()};
+    if (u->isIn(group::Movement)) return all.first(1);
+    return all;
   }
 }
 
@@ -76,7 +77,7 @@ static void generateRealizeMap(const UOp *sink, IndexingContext &ctx) {
 // missing leading) axes at 0.
 static std::vector<const UOp *> broadcastRngs(const UOp *c, const UOp *src, const std::vector<const UOp *> &rngs) {
   if (!c->isIn(group::Broadcastable)) return rngs;
-  IShape ss = shapeOf(src), cs = shapeOf(c);
+  const IShape &ss = shapeOf(src), &cs = shapeOf(c);
   std::vector<size_t> baxes = broadcastAxes(ss, cs);
   size_t nleft = cs.size() - ss.size();
   std::vector<const UOp *> out;
@@ -95,26 +96,36 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
   std::vector<const UOp *> topo = toposortGated(tsink, [](const UOp *x) {
     return !(x->is(Op::LINEAR) || (x->is(Op::SINK) && x->arg().isObj("KernelInfo")));
   });
-  std::unordered_map<const UOp *, std::vector<const UOp *>> consumers;
-  for (const UOp *x : topo) consumers.try_emplace(x);
-  for (const UOp *u : topo)
-    for (const UOp *x : dataSrcs(u)) {
-      auto it = consumers.find(x);
-      if (it != consumers.end() && std::find(it->second.begin(), it->second.end(), u) == it->second.end())
-        it->second.push_back(u);
+  // Each node's consumers in toposort order, as one flat array: the consumers
+  // of topo[i] are consumerList[first[i] .. first[i + 1]).
+  PtrMap<uint32_t> position(topo.size());
+  for (size_t i = 0; i < topo.size(); ++i) position.insert(topo[i], uint32_t(i));
+  std::vector<uint32_t> first(topo.size() + 1, 0);
+  auto forEachEdge = [&](auto f) {
+    for (const UOp *u : topo) {
+      std::span<const UOp *const> d = dataSrcs(u);
+      for (size_t k = 0; k < d.size(); ++k)
+        if (std::find(d.begin(), d.begin() + ptrdiff_t(k), d[k]) == d.begin() + ptrdiff_t(k)) // once per consumer
+          if (const uint32_t *p = position.find(d[k])) f(*p, u);
     }
+  };
+  forEachEdge([&](uint32_t p, const UOp *) { ++first[p + 1]; });
+  for (size_t i = 0; i < topo.size(); ++i) first[i + 1] += first[i];
+  std::vector<const UOp *> consumerList(first.back());
+  std::vector<uint32_t> filled(first.begin(), first.end() - 1);
+  forEachEdge([&](uint32_t p, const UOp *u) { consumerList[filled[p]++] = u; });
 
   // tinygrad keeps the list of ranges that end below each node; with the
   // default PCONTIG only whether that list is empty matters, so that is all
   // that is kept (the lists would repeat every consumer's ranges).
   PtrMap<bool> ending(topo.size());
-  for (auto xit = topo.rbegin(); xit != topo.rend(); ++xit) {
-    const UOp *x = *xit;
+  for (size_t xi = topo.size(); xi-- > 0;) {
+    const UOp *x = topo[xi];
     // no ranges on kernels (internal), AFTER, or MSTACK/MSELECT (treated like SINK)
     if (x->is(Op::CALL) || x->is(Op::FUNCTION) || x->is(Op::LINEAR) || x->is(Op::AFTER) || x->is(Op::MSTACK) ||
         x->is(Op::MSELECT))
       continue;
-    const std::vector<const UOp *> &cons = consumers[x];
+    std::span<const UOp *const> cons(consumerList.data() + first[xi], first[xi + 1] - first[xi]);
 
     bool end = false;
     for (const UOp *u : cons)
@@ -140,7 +151,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
     auto realized = ctx.realizeMap.find(x);
     if (realized != ctx.realizeMap.end()) {
       // realized: fresh ranges for every output axis; all ranges end here
-      IShape s = shapeOf(x);
+      const IShape &s = shapeOf(x);
       std::vector<size_t> axes;
       for (size_t i = 0; i < s.size(); ++i) {
         out.push_back(ctx.newRange(c, s[i]));
@@ -166,7 +177,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
         }
         for (const UOp *u : idxs[i]) allSame &= u == idxs[i][0];
       }
-      IShape s = shapeOf(x);
+      const IShape &s = shapeOf(x);
       std::vector<size_t> realizeAxes;
       for (size_t i = 0; i < n; ++i) {
         if (allSame) {
@@ -191,7 +202,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
       end = false;
       if (!axes.empty()) {
         ctx.realizeMap[x] = axes;
-        IShape s = shapeOf(x);
+        const IShape &s = shapeOf(x);
         for (size_t i = 0; i < out.size(); ++i)
           if (contains(axes, i)) out[i] = ctx.newRange(c, s.at(i));
       }
@@ -211,7 +222,7 @@ void assignRanges(const UOp *tsink, IndexingContext &ctx) {
     ending[x] = end;
     if (x->is(Op::REDUCE) && x->arg().isSequence() && x->arg().size() == 2 && x->arg()[1].isInt() &&
         x->arg()[1].getInt() > 0) {
-      IShape ss = shapeOf(x->src(0));
+      const IShape &ss = shapeOf(x->src(0));
       size_t nred = size_t(x->arg()[1].getInt());
       in.clear();
       for (size_t i = 0; i < nred && i < ss.size(); ++i) in.push_back(ctx.newRange(c, ss[i], "REDUCE"));

@@ -31,8 +31,9 @@ struct IndexingContext {
 /// The ops that already denote storage or need none (tinygrad's ALWAYS_CONTIGUOUS).
 bool alwaysContiguous(Op op);
 
-/// tinygrad's data_srcs: the srcs that carry data into `u` (not shapes, bounds or ranges).
-std::vector<const UOp *> dataSrcs(const UOp *u);
+/// tinygrad's data_srcs: the srcs that carry data into `u` (not shapes, bounds
+/// or ranges). Always a prefix of u's srcs (none, the first, or all).
+std::span<const UOp *const> dataSrcs(const UOp *u);
 
 /// Fill ctx.realizeMap and ctx.rangeMap for the function body `sink`.
 void assignRanges(const UOp *sink, IndexingContext &ctx);

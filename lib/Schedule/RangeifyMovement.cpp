@@ -258,7 +258,7 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 }
 
 std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
-  IShape inShape = shapeOf(mop->src(0));
+  const IShape &inShape = shapeOf(mop->src(0));
   std::vector<int64_t> marg;
   switch (mop->op()) {
   case Op::RESHAPE: case Op::EXPAND: marg = mopShape(mop); break;

@@ -22,7 +22,7 @@ static const UOp *stripReshapes(const UOp *u) {
 }
 
 bool storedDensely(const UOp *s) {
-  std::optional<IShape> shape = maybeShape(s);
+  const IShape *shape = maybeShape(s);
   if (!shape || prod(*shape) == 0) return false; // a CONTIGUOUS of nothing is removed
   const UOp *x = stripReshapes(s);
   if (isVirtual(x) || base(x) != x) return false;
@@ -43,7 +43,7 @@ Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defau
     for (size_t i = 0; i < srcs.size(); ++i) {
       const UOp *s = srcs[i];
       if (s->device().isTuple()) continue; // multi-device: the pipeline's diagnostic
-      std::optional<IShape> shape;
+      const IShape *shape = nullptr;
       try {
         shape = maybeShape(s);
       } catch (const ScheduleError &) { // a symbolic shape: likewise

@@ -51,25 +51,25 @@ const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp
 
 // ---- shapes ----------------------------------------------------------------
 
-std::optional<IShape> maybeShape(const UOp *u) {
+const IShape *maybeShape(const UOp *u) {
   const Shape *s = u->shape();
   if (!s) {
     if (!u->shapeError().empty()) fail(u, "ill-formed shape on " + u->str() + ": " + u->shapeError());
-    return std::nullopt;
+    return nullptr;
   }
-  IShape out;
-  out.reserve(s->size());
-  for (const Dim &d : *s) {
-    if (!d.isStatic()) fail(u, "symbolic shapes are not supported by the scheduler yet (" + u->str() + ")");
-    out.push_back(d.value);
-  }
-  return out;
+  if (const IShape *dims = u->staticShape()) return dims;
+  fail(u, "symbolic shapes are not supported by the scheduler yet (" + u->str() + ")");
 }
 
-IShape shapeOf(const UOp *u) {
-  std::optional<IShape> s = maybeShape(u);
+bool sameShape(const UOp *a, const UOp *b) {
+  const IShape *sa = maybeShape(a), *sb = maybeShape(b);
+  return sa && sb ? *sa == *sb : sa == sb;
+}
+
+const IShape &shapeOf(const UOp *u) {
+  const IShape *s = maybeShape(u);
   if (!s) fail(u, "shape requested, but " + std::string(opName(u->op())) + " doesn't have a shape");
-  return std::move(*s);
+  return *s;
 }
 
 int64_t prod(const IShape &s) {
@@ -274,13 +274,13 @@ bool isInvalid(const UOp *u) { return u->is(Op::CONST) && u->arg().kind() == Val
 
 const UOp *constLike(const UOp *x, const Value &v, DType dt) {
   const UOp *c = makeConst(x->context(), v, dt ? dt : x->dtype());
-  std::optional<IShape> s = maybeShape(x);
+  const IShape *s = maybeShape(x);
   if (s && !s->empty()) return expandMop(c, *s);
   return c;
 }
 
 const UOp *reshape(const UOp *x, const IShape &s) {
-  IShape cur = shapeOf(x);
+  const IShape &cur = shapeOf(x);
   if (prod(cur) != prod(s)) fail(x, "size mismatch, can't reshape " + shapeString(cur) + " -> " + shapeString(s));
   if (cur == s) return x;
   return x->context().get(Op::RESHAPE, x->dtype(), {x, shapeArg(x->context(), s)});
@@ -347,7 +347,7 @@ std::vector<size_t> broadcastAxes(const IShape &src, const IShape &out) {
 }
 
 const UOp *broadcastTo(const UOp *x, const IShape &ns) {
-  IShape s = shapeOf(x);
+  const IShape &s = shapeOf(x);
   if (s == ns) return x;
   if (s.size() > ns.size()) fail(x, "cannot broadcast to fewer dimensions");
   size_t nLeft = ns.size() - s.size();
@@ -464,7 +464,7 @@ const UOp *newBuffer(Context &ctx, const Value &device, int64_t numel, DType dt,
 }
 
 const UOp *emptyLike(const UOp *x, int64_t slot) {
-  IShape s = shapeOf(x);
+  const IShape &s = shapeOf(x);
   return reshape(newBuffer(x->context(), x->device(), prod(s), strongDType(x->dtype()), slot), s);
 }
 

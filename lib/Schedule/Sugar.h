@@ -62,10 +62,13 @@ inline RewriteOptions preOrder() {
 // ---- shapes --------------------------------------------------------------
 
 using IShape = std::vector<int64_t>;
-/// The static shape, or nullopt if the node has none. Fails on a symbolic dim.
-std::optional<IShape> maybeShape(const UOp *u);
+/// The static shape, or nullptr if the node has none. Fails on a symbolic dim.
+/// Kept by the node's Context (UOp::staticShape), so no copy per question.
+const IShape *maybeShape(const UOp *u);
+/// Whether a and b have the same static shape, or neither has one.
+bool sameShape(const UOp *a, const UOp *b);
 /// The static shape; fails if the node has none.
-IShape shapeOf(const UOp *u);
+const IShape &shapeOf(const UOp *u);
 int64_t prod(const IShape &s);
 std::string shapeString(const IShape &s);
 
