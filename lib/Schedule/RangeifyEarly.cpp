@@ -203,10 +203,6 @@ const PatternMatcher &earliestRewrites() {
            [](Match &m) -> const UOp * {
              const UOp *x = m["x"];
              if (x->is(Op::SINK)) return nullptr;
-             // every node asks: a static shape without a 0 answers before maybeShape
-             if (const Shape *d = x->shape();
-                 d && std::none_of(d->begin(), d->end(), [](const Dim &k) { return !k.isStatic() || k.value == 0; }))
-               return nullptr;
              const IShape *s = maybeShape(x);
              if (!s || std::find(s->begin(), s->end(), 0) == s->end()) return nullptr;
              const UOp *c = constLike(x, Value::integer(0));
