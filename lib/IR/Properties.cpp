@@ -15,19 +15,53 @@
 #include "IR/UOp.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
+#include <unordered_set>
 
 namespace tgc {
 
 namespace {
 
+/// A shape as the Context keeps it: once per distinct shape, with its sizes
+/// when every dim is static. A schedule gives ~100k nodes a handful of shapes
+/// (after rangeify nearly all are scalars), so nodes point at shared ones
+/// instead of holding two vectors each.
+struct InternedShape {
+  Shape dims;
+  std::vector<int64_t> staticDims; ///< dims' sizes if all are static, else empty
+  bool allStatic = false;
+  bool operator==(const InternedShape &o) const { return dims == o.dims; }
+};
+struct InternedShapeHash {
+  size_t operator()(const InternedShape &s) const {
+    size_t h = s.dims.size();
+    for (const Dim &d : s.dims) h = h * 1000003u ^ (size_t(d.value) * 31u + reinterpret_cast<uintptr_t>(d.sym));
+    return h;
+  }
+};
+struct ShapeTable {
+  std::unordered_set<InternedShape, InternedShapeHash> shapes; // elements keep their addresses
+  std::deque<std::string> errors;
+  InternedShape scalar{{}, {}, true};
+
+  const InternedShape *intern(Shape dims) {
+    if (dims.empty()) return &scalar; // most nodes of a schedule
+    InternedShape key{std::move(dims), {}, false};
+    auto [it, fresh] = shapes.insert(std::move(key));
+    if (fresh) {
+      InternedShape &s = const_cast<InternedShape &>(*it); // the hash reads only dims
+      s.allStatic = std::all_of(s.dims.begin(), s.dims.end(), [](const Dim &d) { return d.isStatic(); });
+      if (s.allStatic)
+        for (const Dim &d : s.dims) s.staticDims.push_back(d.value);
+    }
+    return &*it;
+  }
+};
+
 struct Props {
-  std::optional<Shape> shape;
-  /// The shape's sizes when every dim is static, made on first ask (the
-  /// scheduler asks for them over and over, a node's shape far fewer times).
-  mutable std::vector<int64_t> staticDims;
-  mutable bool staticDimsMade = false;
-  std::string shapeError;
+  const InternedShape *shape = nullptr;      ///< nullptr: no shape (or an invalid one)
+  const std::string *shapeError = nullptr;   ///< why the shape is invalid, or nullptr
   Value device;
   std::optional<AddrSpace> addrspace;
 };
@@ -254,11 +288,11 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
   auto srcShape = [&](size_t i, bool required) -> ShapeOr {
     if (i >= u->numSrc()) return ShapeOr::err(std::string(opName(u->op())) + " is missing source " + std::to_string(i));
     const Props &p = props(u->src(i));
-    if (!p.shapeError.empty()) return ShapeOr::err("source " + std::to_string(i) + " (" + nodeName(u->src(i)) + ") has an invalid shape");
+    if (p.shapeError) return ShapeOr::err("source " + std::to_string(i) + " (" + nodeName(u->src(i)) + ") has an invalid shape");
     if (!p.shape && required)
       return ShapeOr::err(std::string(opName(u->op())) + " requires a shape, source " + std::to_string(i) + " (" +
                           nodeName(u->src(i)) + ") has none");
-    return ShapeOr(p.shape, "");
+    return p.shape ? ShapeOr(p.shape->dims) : ShapeOr::none();
   };
   using enum Op;
   switch (u->op()) {
@@ -315,10 +349,11 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
       return ShapeOr::err("GETTUPLE index " + u->arg().toString() + " out of range");
     const UOp *elem = tuple->src(u->arg().getInt());
     const Props &p = props(elem);
-    if (!p.shapeError.empty()) return ShapeOr::err("tuple element " + nodeName(elem) + " has an invalid shape");
-    if (!p.shape || !fn->is(FUNCTION)) return ShapeOr(p.shape, "");
+    if (p.shapeError) return ShapeOr::err("tuple element " + nodeName(elem) + " has an invalid shape");
+    if (!p.shape) return ShapeOr::none();
+    if (!fn->is(FUNCTION)) return ShapeOr(p.shape->dims);
     // Symbolic dims inside the function are in terms of its PARAMs: bind them to the call's arguments.
-    Shape out = *p.shape;
+    Shape out = p.shape->dims;
     for (Dim &d : out) {
       if (d.isStatic()) continue;
       std::unordered_map<const UOp *, const UOp *> bind;
@@ -337,7 +372,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     if (!u->dtype() || u->dtype().isVoid()) return ShapeOr::none();
     std::vector<const Shape *> ins;
     for (const UOp *s : u->src())
-      if (props(s).shape) ins.push_back(&*props(s).shape);
+      if (props(s).shape) ins.push_back(&props(s).shape->dims);
     return ins.empty() ? ShapeOr::none() : broadcast(ins);
   }
   case STAGE: {
@@ -363,7 +398,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     }
     ShapeOr b = broadcast({&heads[0], &heads[1], &heads[2]});
     if (!b.shape) return b;
-    b.shape->push_back(props(u->src(2)).shape->back());
+    b.shape->push_back(props(u->src(2)).shape->dims.back());
     return b;
   }
   case MSTACK: case MSELECT: case DETACH: case CONTIGUOUS: case CONTIGUOUS_BACKWARD: case AFTER: case LOAD:
@@ -393,7 +428,7 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     for (size_t i = 0; i < u->numSrc(); ++i) {
       ShapeOr s = srcShape(i, true);
       if (!s.shape) return s;
-      ins.push_back(&*props(u->src(i)).shape);
+      ins.push_back(&props(u->src(i)).shape->dims);
     }
     return broadcast(ins);
   }
@@ -482,8 +517,9 @@ struct UOp::PropertyCache : Props {
   static void fillOne(const UOp *u) {
     PropertyCache *p = u->context().analysis<NodeArena<PropertyCache>>().make();
     ShapeOr s = computeShape(u, &filled);
-    p->shape = std::move(s.shape);
-    p->shapeError = std::move(s.error);
+    ShapeTable &shapes = u->context().analysis<ShapeTable>();
+    if (s.shape) p->shape = shapes.intern(std::move(*s.shape));
+    if (!s.error.empty()) p->shapeError = &shapes.errors.emplace_back(std::move(s.error));
     p->device = computeDevice(u, &filled);
     p->addrspace = computeAddrSpace(u, &filled);
     u->props_ = p;
@@ -492,21 +528,17 @@ struct UOp::PropertyCache : Props {
 
 const Shape *UOp::shape() const {
   const Props &p = PropertyCache::of(this);
-  return p.shape ? &*p.shape : nullptr;
+  return p.shape ? &p.shape->dims : nullptr;
 }
 const std::vector<int64_t> *UOp::staticShape() const {
   const Props &p = PropertyCache::of(this);
-  if (!p.shape) return nullptr;
-  if (!p.staticDimsMade) {
-    p.staticDimsMade = true;
-    if (std::all_of(p.shape->begin(), p.shape->end(), [](const Dim &d) { return d.isStatic(); })) {
-      p.staticDims.reserve(p.shape->size());
-      for (const Dim &d : *p.shape) p.staticDims.push_back(d.value);
-    }
-  }
-  return p.staticDims.size() == p.shape->size() ? &p.staticDims : nullptr;
+  return p.shape && p.shape->allStatic ? &p.shape->staticDims : nullptr;
 }
-const std::string &UOp::shapeError() const { return PropertyCache::of(this).shapeError; }
+const std::string &UOp::shapeError() const {
+  static const std::string none;
+  const Props &p = PropertyCache::of(this);
+  return p.shapeError ? *p.shapeError : none;
+}
 const Value &UOp::device() const { return PropertyCache::of(this).device; }
 std::optional<AddrSpace> UOp::addrspace() const { return PropertyCache::of(this).addrspace; }
 

@@ -112,8 +112,15 @@ static size_t slotOf(size_t h, size_t mask) {
   return size_t(x) & mask;
 }
 
-void Context::growTable() {
-  std::vector<TableSlot> old(table_.size() * 2, TableSlot{0, 0});
+void Context::reserve(size_t nodes) {
+  size_t want = table_.size();
+  while (want < 2 * nodes) want *= 2;
+  if (want != table_.size()) growTable(want);
+  chunks_.reserve(nodes / kNodesPerChunk + 1);
+}
+
+void Context::growTable(size_t slots) {
+  std::vector<TableSlot> old(slots, TableSlot{0, 0});
   old.swap(table_);
   size_t mask = table_.size() - 1;
   for (const TableSlot &s : old) {
@@ -149,7 +156,7 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
                                 std::move(arg), storedTag, h);
   ++size_;
   table_[i] = TableSlot{bits, uint32_t(size_)};
-  if (2 * size_ > table_.size()) growTable();
+  if (2 * size_ > table_.size()) growTable(2 * table_.size());
   return u;
 }
 

@@ -161,6 +161,9 @@ public:
   const UOp *constOf(DType dt, const Value &v);
 
   size_t size() const { return size_; }
+  /// Room for `nodes` nodes in all without regrowing the interning table (a
+  /// pass pipeline that knows roughly how many nodes it will make says so).
+  void reserve(size_t nodes);
 
   /// Side table for diagnostics; not part of a node's identity.
   void setLocation(const UOp *u, Location loc);
@@ -194,7 +197,7 @@ private:
   std::vector<std::pair<const void *, std::unique_ptr<HolderBase>>> analyses_;
 
   const UOp *const *storeSrc(std::span<const UOp *const> src);
-  void growTable();
+  void growTable(size_t slots); ///< rehash into `slots` (a power of two)
 
   // Nodes live in fixed-size chunks (stable addresses, one allocation per
   // chunk); their src lists in a bump-allocated pool of pointers.

@@ -33,69 +33,77 @@ static bool isBufferSrc(const UOp *s) {
   return s->is(Op::PARAM) || s->is(Op::BUFFER) || s->is(Op::MSTACK) || s->is(Op::MSELECT) || s->is(Op::AFTER);
 }
 
-// Whether bufferizeAndIndexSrcs changes any src of x: most nodes read
-// neither a buffer nor a realized node, and are kept without building a list.
-static bool readsBufferOrRealized(IndexingContext &ctx, const UOp *x) {
-  size_t dataCount = dataSrcs(x).size();
-  bool hasRanges = ctx.rangeMap.count(x) != 0;
-  for (size_t i = 0; i < x->numSrc(); ++i) {
-    const UOp *s = x->src(i);
-    if (isBufferSrc(s) ? hasRanges && i < dataCount : ctx.realizeMap.count(s) != 0) return true;
+namespace {
+// What tinygrad's create_bufferize_and_index_srcs does to each src of one node.
+struct SrcIndexer {
+  IndexingContext &ctx;
+  const UOp *x;
+  size_t dataCount;
+  const std::vector<const UOp *> *ranges; // x's input ranges, or nullptr
+
+  SrcIndexer(IndexingContext &c, const UOp *n) : ctx(c), x(n), dataCount(dataSrcs(n).size()), ranges(nullptr) {
+    if (auto rm = ctx.rangeMap.find(n); rm != ctx.rangeMap.end()) ranges = &rm->second.first;
   }
-  return false;
-}
+  /// Src i as x reads it: a buffer INDEXed with x's ranges, a realized node
+  /// STAGEd (and read back through an INDEX) or ENDed, or src i itself.
+  const UOp *operator()(size_t i) {
+    const UOp *s = x->src(i);
+    // the ranges src i is read with (only a buffer or a realized src needs them)
+    auto rangesOfSrc = [&] { return srcRngs(x, s, *ranges); };
+    if (isBufferSrc(s)) return ranges && i < dataCount ? index(s, rangesOfSrc()) : s;
+    auto rz = ctx.realizeMap.find(s);
+    if (rz == ctx.realizeMap.end()) return s;
+    if (!rz->second) fail(s, "realize map must contain range list");
+    const std::vector<size_t> &realized = *rz->second;
+    const std::vector<const UOp *> &sOut = ctx.rangeMap.at(s).second;
+    std::vector<const UOp *> closed;
+    for (size_t k = 0; k < sOut.size(); ++k)
+      if (contains(realized, k)) closed.push_back(sOut[k]);
+    if (s->is(Op::STORE)) {
+      std::vector<const UOp *> rngs;
+      for (const UOp *r : closed)
+        if (r->is(Op::RANGE)) rngs.push_back(r);
+      ctx.realizeMap.erase(rz);
+      return end(s, rngs);
+    }
+    bool removable = !alwaysContiguous(s->op()) && !ctx.nonRemovable.count(s);
+    AddrSpace as = sOut.size() == realized.size() ? AddrSpace::GLOBAL : AddrSpace::LOCAL;
+    std::vector<const UOp *> src{s}, sr;
+    if (ranges) sr = rangesOfSrc();
+    src.insert(src.end(), closed.begin(), closed.end());
+    const UOp *ns = s->context().get(Op::STAGE, s->dtype(), std::move(src), bufferizeOpts(s->device(), as, removable));
+    if (!ranges) return ns;
+    std::vector<const UOp *> idx;
+    for (size_t k = 0; k < sr.size(); ++k)
+      if (contains(realized, k)) idx.push_back(sr[k]);
+    return index(ns, idx);
+  }
+};
+} // namespace
 
 // tinygrad's create_bufferize_and_index_srcs.
 static std::vector<const UOp *> bufferizeAndIndexSrcs(IndexingContext &ctx, const UOp *x) {
+  SrcIndexer srcAt(ctx, x);
   std::vector<const UOp *> out;
-  size_t dataCount = dataSrcs(x).size();
-  auto rm = ctx.rangeMap.find(x);
-  bool hasRanges = rm != ctx.rangeMap.end();
-  for (size_t i = 0; i < x->numSrc(); ++i) {
-    const UOp *s = x->src(i), *ns = s;
-    // the ranges src i is read with (only a buffer or a realized src needs them)
-    auto rangesOfSrc = [&] { return srcRngs(x, s, rm->second.first); };
-    if (isBufferSrc(s)) {
-      if (hasRanges && i < dataCount) ns = index(s, rangesOfSrc());
-    } else if (auto rz = ctx.realizeMap.find(s); rz != ctx.realizeMap.end()) {
-      if (!rz->second) fail(s, "realize map must contain range list");
-      const std::vector<size_t> &realized = *rz->second;
-      const std::vector<const UOp *> &sOut = ctx.rangeMap.at(s).second;
-      std::vector<const UOp *> closed;
-      for (size_t k = 0; k < sOut.size(); ++k)
-        if (contains(realized, k)) closed.push_back(sOut[k]);
-      if (s->is(Op::STORE)) {
-        std::vector<const UOp *> rngs;
-        for (const UOp *r : closed)
-          if (r->is(Op::RANGE)) rngs.push_back(r);
-        ns = end(s, rngs);
-        ctx.realizeMap.erase(rz);
-      } else {
-        bool removable = !alwaysContiguous(s->op()) && !ctx.nonRemovable.count(s);
-        AddrSpace as = sOut.size() == realized.size() ? AddrSpace::GLOBAL : AddrSpace::LOCAL;
-        std::vector<const UOp *> src{ns}, sr;
-        if (hasRanges) sr = rangesOfSrc();
-        src.insert(src.end(), closed.begin(), closed.end());
-        ns = s->context().get(Op::STAGE, s->dtype(), std::move(src), bufferizeOpts(s->device(), as, removable));
-        if (hasRanges) {
-          std::vector<const UOp *> idx;
-          for (size_t k = 0; k < sr.size(); ++k)
-            if (contains(realized, k)) idx.push_back(sr[k]);
-          ns = index(ns, idx);
-        }
-      }
-    }
-    out.push_back(ns);
-  }
+  for (size_t i = 0; i < x->numSrc(); ++i) out.push_back(srcAt(i));
   return out;
 }
 
+// Most nodes read neither a buffer nor a realized node: the src list is built
+// only from the first src that changes (unchanged srcs would intern x again,
+// which the matcher takes as a decline).
 static const UOp *applyGeneric(IndexingContext &ctx, const UOp *x) {
-  if (x->is(Op::STAGE) || x->is(Op::INDEX) || !readsBufferOrRealized(ctx, x)) return nullptr;
-  std::vector<const UOp *> src = bufferizeAndIndexSrcs(ctx, x);
-  // unchanged srcs would intern x again, which the matcher takes as a decline
-  if (std::equal(src.begin(), src.end(), x->src().begin(), x->src().end())) return nullptr;
-  return x->withSrc(std::move(src));
+  if (x->is(Op::STAGE) || x->is(Op::INDEX)) return nullptr;
+  SrcIndexer srcAt(ctx, x);
+  for (size_t i = 0; i < x->numSrc(); ++i) {
+    const UOp *first = srcAt(i);
+    if (first == x->src(i)) continue;
+    std::vector<const UOp *> src(x->src().begin(), x->src().begin() + i);
+    src.push_back(first);
+    for (size_t j = i + 1; j < x->numSrc(); ++j) src.push_back(srcAt(j));
+    return x->withSrc(std::move(src));
+  }
+  return nullptr;
 }
 
 static const PatternMatcher &applyRangeifyPM() {

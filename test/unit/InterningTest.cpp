@@ -64,6 +64,19 @@ TEST_CASE("interning: equal nodes are one node, across table growth and long src
   CHECK(c.constInt(3)->withArg(Value::integer(4)) == c.constInt(4));
 }
 
+TEST_CASE("interning: reserve() in the middle of a context keeps every node findable") {
+  Context c;
+  std::mt19937 rng(11);
+  std::vector<const UOp *> first = randomExprs(c, rng, 3000);
+  c.reserve(64 * c.size()); // rehashes the nodes made so far into a larger table
+  c.reserve(10);            // smaller than what is there: nothing changes
+  std::vector<const UOp *> second = randomExprs(c, rng, 3000);
+  size_t before = c.size();
+  for (const auto *list : {&first, &second})
+    for (const UOp *u : *list) CHECK(c.intern(u->op(), u->dtype(), u->src(), u->arg(), u->tag()) == u);
+  CHECK(c.size() == before);
+}
+
 TEST_CASE("interning: rangeIdLo/Hi span exactly the RANGE ids below a node") {
   Context c;
   std::mt19937 rng(11);

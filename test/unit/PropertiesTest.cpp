@@ -39,6 +39,27 @@ TEST_CASE("shape: leaves and shape operands") {
   CHECK(bad->shapeError().find("not an int") != std::string::npos);
 }
 
+TEST_CASE("shape: nodes of one shape share it, static sizes included") {
+  Context ctx;
+  const UOp *a = param(ctx, 0, F32, {4, 8}), *b = param(ctx, 1, F32, {4, 8});
+  const UOp *sum = ctx.get(ADD, F32, {a, b});
+  REQUIRE(a->shape());
+  CHECK(a->shape() == b->shape()); // one copy per distinct shape in a Context
+  CHECK(sum->shape() == a->shape());
+  REQUIRE(a->staticShape());
+  CHECK(*a->staticShape() == std::vector<int64_t>{4, 8});
+  CHECK(a->staticShape() == sum->staticShape());
+  CHECK(param(ctx, 2, F32, {8, 4})->shape() != a->shape());
+  // scalars too, and a shape without every size static has no static sizes
+  CHECK(ctx.constFloat(1.0)->shape() == range(ctx, 16, 0)->shape());
+  CHECK(ctx.constFloat(1.0)->staticShape()->empty());
+  const UOp *n = ctx.get(BUFFER, dtypes::WeakInt, {ctx.get(STACK, dtypes::Void, {})},
+                         paramArg(-1, dtypes::WeakInt, "ALU", {}, ints({1, 64}), "n"));
+  const UOp *p = ctx.get(PARAM, F32, {ctx.get(STACK, dtypes::WeakInt, {ctx.constInt(4), n})}, paramArg(0, F32));
+  REQUIRE(p->shape());
+  CHECK(p->staticShape() == nullptr);
+}
+
 TEST_CASE("shape: symbolic dims are the UOps of the shape operand") {
   Context ctx;
   const UOp *n = ctx.get(BUFFER, dtypes::WeakInt, {ctx.get(STACK, dtypes::Void, {})},
