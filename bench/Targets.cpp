@@ -96,9 +96,9 @@ Target scheduling(const nlohmann::json &out) {
   }
   if (!largest || !largest->contains("speedup_schedule")) return t;
   double x = (*largest)["speedup_schedule"].get<double>();
-  char buf[200];
+  char buf[256];
   const nlohmann::json &tg = (*largest)["tinygrad"];
-  std::snprintf(buf, sizeof buf, "%s (%lld nodes): %.1f ms (median of 5; first %.1f) vs %.1f ms warm (%.1f cold) = %.1fx",
+  std::snprintf(buf, sizeof buf, "%s (%lld nodes): %.1f ms (schedule + memory plan, medians of 5; first %.1f) vs %.1f ms warm (%.1f cold) = %.1fx",
                 (*largest)["case"].get<std::string>().c_str(), (long long)(*largest)["nodes"].get<int64_t>(),
                 (*largest)["tgc_schedule_ms"].get<double>(), largest->value("tgc_schedule_first_ms", 0.0),
                 tg["schedule_warm_ms"].get<double>(), tg["schedule_cold_ms"].get<double>(), x);
