@@ -69,9 +69,13 @@ struct KernelOptions {
   /// Split an innermost output loop the kernel reads as j // c and j % c into
   /// those two loops, so its loads step one element apart (DivmodSplit.h).
   bool splitDivmod = true;
+  /// Tile x @ W.T over too few rows to pack its panel (nn.Linear over a few
+  /// tokens) as a small tile of dot products, vectorized along the reduction
+  /// (MatmulTiling.cpp, ReduceToMLIR.cpp); needs tileMatmul, off under strictFP.
+  bool dotTiles = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

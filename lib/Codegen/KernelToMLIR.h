@@ -50,6 +50,10 @@ struct KernelSpec {
   /// fills, a split epilogue: their loops repeat the ones they copy); -2 =
   /// computed from the body.
   int64_t work = -2;
+  /// A tile of dot products (MatmulTile::alongReduction): its fused
+  /// reductions may be reassociated, so the loop vectorizer takes them along
+  /// the reduction (never under strict fp).
+  bool dotTile = false;
 };
 
 /// Loads the dialects the lowering emits into `ctx`.

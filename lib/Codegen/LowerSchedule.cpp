@@ -187,20 +187,23 @@ struct KernelAttributes {
     // the FMA rate of a 512-bit tile row; and a row narrower than the widest
     // vector (8 floats: conv2d's 56 columns) is vectorized one row per vector
     // only when the vectorizers are told that width (at 512 bits SLP joins
-    // rows and gathers their operands). Gathers are made unattractive too
+    // rows and gathers their operands). A dot-product tile's vectors run
+    // along the reduction: the widest. Gathers are made unattractive too
     // (an x86 feature; other targets would warn about it).
     // A loop evaluating a polynomial transcendental per element is bound by
     // its ALU work (some 25 vector ops per EXP2), not by memory: the widest
     // vectors halve that work (KernelOptions::wideVectors).
     const bool tiled = tile.columns > 0;
-    if (tiled) vectorWidth = std::min<int64_t>(tile.columns * 32, 512);
+    if (tiled) vectorWidth = tile.alongReduction ? 512 : std::min<int64_t>(tile.columns * 32, 512);
     else if (opts.wideVectors && opts.polyTranscendentals && evaluatesPolynomial(sink)) vectorWidth = 512;
     // In a register tile a transcendental of the reduction's summand is one
     // scalar per tile row and step: SLP vectorizes the tile's columns and
     // leaves each row's polynomial as scalar code mixed with partial vectors
     // and mask shuffles, 10x slower than a libm call per row (transformer
     // block's attention kernel: 39 -> 3.7 ms).
-    libmTranscendentals = tiled && opts.polyTranscendentals && polyInReduce;
+    // (A dot-product tile's vectors run along the reduction: its polynomials
+    // vectorize like an untiled kernel's.)
+    libmTranscendentals = tiled && !tile.alongReduction && opts.polyTranscendentals && polyInReduce;
     if (!tm.getTargetTriple().isX86()) return;
     if (tiled) {
       features = "+prefer-no-gather";
@@ -285,6 +288,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   std::vector<KernelAttributes> attrs;
   std::vector<size_t> sizes;
   std::vector<int64_t> works;
+  std::vector<bool> dotTiles;
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
     // A transcendental in the summand is work per tile row that every column
@@ -295,6 +299,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     if (polyInReduce) want.rows = 4, want.columns = 64;
     const UOp *tiled = tileMatmul(k.sink, kernel, want, &tile);
     works.push_back(threadsWork(tiled, tile));
+    dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);
     bodies.push_back(splitMaxLanes(splitEpilogue(body, kernel), kernel));
     attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
@@ -319,7 +324,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
       const ScheduleKernel &k = plan.kernels[i];
       KernelOptions opts = kernelOpts;
       opts.polyTranscendentals = kernelOpts.polyTranscendentals && !attrs[i].libmTranscendentals;
-      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts, works[i]});
+      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts, works[i], dotTiles[i]});
       if (!s) return inKernel(s.error(), k);
     }
   }

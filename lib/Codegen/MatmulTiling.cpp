@@ -85,7 +85,7 @@ const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot) {
 }
 
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
-  if (chosen) *chosen = MatmulTile{0, 0, 0};
+  if (chosen) *chosen = MatmulTile{0, 0, 0, false};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
   if (int64_t work = kernelLoopWork(sink); work >= 0 && work < opts.tileMinWork) return sink;
   const UOp *end = sink->src(0);
@@ -237,7 +237,22 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     for (const UOp *n : toposort(colLoad->src(1)))
       if (n->is(Op::RANGE) && n != red->src(1) && n != col) packs = false;
   }
-  if (transposed && !packs) return sink; // only the packed panel makes its columns contiguous
+  if (transposed && !packs) {
+    // Too few row tiles to pack (nn.Linear over a few tokens): a small tile
+    // of dot products instead. Every load of it steps along the reduction k,
+    // so the lowering lets the loop vectorizer take k (ReduceToMLIR.cpp): one
+    // vector accumulator per output of the tile, summed across lanes once
+    // after the loop, each loaded vector of x shared by the tile's columns
+    // and each of W by its rows. The sums are reassociated: not under strict fp.
+    if (!opts.dotTiles || opts.strictFP) return sink;
+    tile.columns = *colN % 4 == 0 ? 4 : *colN % 2 == 0 ? 2 : 1;
+    if (row && *tripCount(row) % 4 == 0) tile.rows = 4;
+    else row = nullptr, tile.rows = 1;
+    if (!row && *colN % 8 == 0) tile.columns = 8;
+    if (tile.rows * tile.columns < 4) return sink;
+    panelOuter = *colN / tile.columns >= 16;
+    tile.alongReduction = true;
+  }
   // Wide panels: a packed panel of up to kMaxSubPanels column tiles, and each
   // row tile runs over all of them (an output loop inside the row tiles), so
   // the row tile's rows of the other operand (matmul's A, one matrix row

@@ -33,6 +33,9 @@ struct MatmulTile {
   /// reads of the partial sums stop the SLP vectorizer from forming vectors
   /// of the tile (docs/performance.md).
   int64_t reduceBlock = 0;
+  /// A tile of dot products vectorized along the reduction (x @ W.T over a
+  /// few rows), not along its columns.
+  bool alongReduction = false;
 };
 
 /// A reduction of fewer iterations is not tiled.

@@ -130,6 +130,10 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
     loops.push_back(loop);
     accs.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
   }
+  bool alongReduction = spec_.dotTile && group.size() > 1 && u->numSrc() == 2 &&
+                        std::all_of(group.begin(), group.end(), [&](const UOp *g) {
+                          return unitStrideAccesses(g->src(0), u->src(1)) == true;
+                        });
   for (size_t g = 0; g < group.size() && !failed(); ++g) {
     mlir::Value v = operand(group[g]->src(0), dt);
     if (!v) break;
@@ -141,8 +145,10 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
     // maxnum(acc, v), which may be reassociated too (only the sign of a zero
     // maximum can differ). A fused tile already has independent accumulators
     // (and vectorizing its reduction loop instead would gather across rows),
-    // so it stays serial.
-    bool reassociate = !spec_.opts.strictFP && dt.isFloat() && group.size() == 1;
+    // so it stays serial, unless every load of the tile steps along the
+    // reduction (a dot-product tile, MatmulTiling.cpp): then the loop
+    // vectorizer takes the reduction, one vector accumulator per member.
+    bool reassociate = !spec_.opts.strictFP && dt.isFloat() && (group.size() == 1 || alongReduction);
     auto flags = arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
     if (rop == Op::MAX && reassociate) {
       // A NaN v never wins, so it may as well be -inf (the identity), which

@@ -155,3 +155,12 @@ TEST_CASE("tiled kernels: x @ W.T with a transposing 8-column panel pack and an 
 }
 TEST_CASE("tiled kernels: x @ W.T with wide transposed panels (64x300 by (512x300)^T)") { checkMatmul(64, 300, 512, true); }
 TEST_CASE("tiled kernels: x @ W.T too narrow to pack, left untiled (30x19 by (50x19)^T)") { checkMatmul(30, 19, 50, true); }
+TEST_CASE("tiled kernels: x @ W.T over 16 rows, a 4x4 tile of dot products (16x64 by (96x64)^T)") {
+  checkMatmul(16, 64, 96, true);
+}
+TEST_CASE("tiled kernels: x @ W.T over 6 rows, one row of 8 dot products (6x128 by (96x128)^T)") {
+  checkMatmul(6, 128, 96, true);
+}
+TEST_CASE("tiled kernels: x @ W.T dot-product tile over a reduction no vector divides (16x40 by (104x40)^T)") {
+  checkMatmul(16, 40, 104, true);
+}

@@ -103,6 +103,7 @@ const OptimizationNames &optimizationNames() {
       {"tile-matmul", &codegen::KernelOptions::tileMatmul},
       {"pack-panel", &codegen::KernelOptions::packMatmulPanel},
       {"wide-panels", &codegen::KernelOptions::widePanels},
+      {"dot-tiles", &codegen::KernelOptions::dotTiles},
       {"gate-versions", &codegen::KernelOptions::versionGates},
       {"max-lanes", &codegen::KernelOptions::maxLanes},
       {"hoist-invariant", &codegen::KernelOptions::hoistInvariant},
