@@ -67,7 +67,9 @@ const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);
 /// axis, and the row axis is upcast only when it divides (a vector-matrix
 /// kernel has none); no buffer may be both read and written (the loop order
 /// changes). An operand contiguous along the reduction instead of the columns
-/// (x @ W.T) is tiled only when its panel can be packed (the pack transposes it).
+/// (x @ W.T) is tiled through its packed panel (the pack transposes it), or,
+/// over too few row tiles to pack, as a small tile of dot products vectorized
+/// along the reduction (KernelOptions::dotTiles; MatmulTile::alongReduction).
 /// `chosen`, when given, receives the tile applied (columns 0: not tiled).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
