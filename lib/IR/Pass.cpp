@@ -88,7 +88,9 @@ double cpuSeconds() {
 struct PassTiming {
   std::string name;
   double cpu, wall;
+  size_t nodes; ///< nodes the pass interned (made new in the graph's Context)
 };
+size_t contextSize(const Graph &g) { return g.roots.empty() ? 0 : g.roots[0]->context().size(); }
 } // namespace
 
 Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const PipelineOptions &opts) {
@@ -99,10 +101,12 @@ Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const 
   Status result;
   for (const PassInfo *info : passes) {
     std::unique_ptr<Pass> pass = info->create();
+    size_t n0 = contextSize(g);
     auto t0 = Clock::now();
     double c0 = cpuSeconds();
     Status st = pass->run(g);
-    timings.push_back({info->name, cpuSeconds() - c0, std::chrono::duration<double>(Clock::now() - t0).count()});
+    timings.push_back({info->name, cpuSeconds() - c0, std::chrono::duration<double>(Clock::now() - t0).count(),
+                       contextSize(g) - n0});
     if (!st.ok()) {
       Diagnostic d = st.error();
       d.notes.push_back("while running pass '" + info->name + "'");
@@ -131,16 +135,18 @@ Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const 
        << "===-------------------------------------------------------------------------===\n";
     std::snprintf(line, sizeof line,
                   "  Total Execution Time: %.4f seconds (%.4f wall clock)\n\n"
-                  "   ---User+System---   ---Wall Time---  --- Name ---\n",
+                  "   ---User+System---   ---Wall Time---  ---Nodes---  --- Name ---\n",
                   totalCpu, total);
     os << line;
     auto pct = [](double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; };
     for (const PassTiming &t : timings) {
-      std::snprintf(line, sizeof line, "   %.4f (%5.1f%%)   %.4f (%5.1f%%)  %s\n", t.cpu, pct(t.cpu, totalCpu), t.wall,
-                    pct(t.wall, total), t.name.c_str());
+      std::snprintf(line, sizeof line, "   %.4f (%5.1f%%)   %.4f (%5.1f%%)  %11zu  %s\n", t.cpu, pct(t.cpu, totalCpu),
+                    t.wall, pct(t.wall, total), t.nodes, t.name.c_str());
       os << line;
     }
-    std::snprintf(line, sizeof line, "   %.4f (100.0%%)   %.4f (100.0%%)  Total\n", totalCpu, total);
+    size_t nodes = 0;
+    for (const PassTiming &t : timings) nodes += t.nodes;
+    std::snprintf(line, sizeof line, "   %.4f (100.0%%)   %.4f (100.0%%)  %11zu  Total\n", totalCpu, total, nodes);
     os << line;
   }
   return result;
