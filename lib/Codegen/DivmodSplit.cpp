@@ -17,14 +17,15 @@ namespace tgc::codegen {
 
 namespace {
 
-// STORE `store` with j = outer * c + inner, its integer and boolean
-// expressions (indices, gates) simplified where they meet the rest: the float
-// arithmetic keeps tinygrad's exact form. Null when the simplifier fails.
-const UOp *splitStore(const UOp *store, const UOp *j, const UOp *outer, const UOp *inner, int64_t c) {
-  Context &ctx = store->context();
+// `root` (a STORE, a REDUCE's summand) with j = outer * c + inner, its
+// integer and boolean expressions (indices, gates) simplified where they meet
+// the rest: the float arithmetic keeps tinygrad's exact form. Null when the
+// simplifier fails.
+const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp *inner, int64_t c) {
+  Context &ctx = root->context();
   const UOp *at = ctx.get(Op::ADD, j->dtype(),
                           {ctx.get(Op::MUL, j->dtype(), {outer, ctx.get(Op::CONST, j->dtype(), {}, tgc::Value::integer(c))}), inner});
-  const UOp *split = substitute(store, {{j, at}});
+  const UOp *split = substitute(root, {{j, at}});
   std::unordered_map<const UOp *, const UOp *> simplified;
   auto intLike = [](const UOp *u) { return u->dtype().isInt() || u->dtype().isBool(); };
   for (const UOp *u : toposort(split)) {
@@ -39,6 +40,18 @@ const UOp *splitStore(const UOp *store, const UOp *j, const UOp *outer, const UO
   return substitute(split, simplified);
 }
 
+// The divisors c of j's trip count n (1 < c < n) that `root` divides j by
+// (j // c or j % c), the widest first: more elements one step apart.
+std::vector<int64_t> divmodDivisors(const UOp *root, const UOp *j, int64_t n) {
+  std::set<int64_t> divisors;
+  for (const UOp *u : toposort(root))
+    if ((u->is(Op::FLOORDIV) || u->is(Op::FLOORMOD)) && u->src(0) == j && u->src(1)->is(Op::CONST) && u->src(1)->arg().isInt()) {
+      int64_t c = u->src(1)->arg().getInt();
+      if (c > 1 && c < n && n % c == 0) divisors.insert(c);
+    }
+  return {divisors.rbegin(), divisors.rend()};
+}
+
 } // namespace
 
 const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts) {
@@ -47,17 +60,10 @@ const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts) {
   const UOp *j = end->src(end->numSrc() - 1);
   std::optional<int64_t> n = tripCount(j);
   if (!n || unitStrideAccesses(store, j, /*throughReduces=*/true).has_value()) return sink; // already affine along j
-  std::set<int64_t> divisors;
-  for (const UOp *u : toposort(store))
-    if ((u->is(Op::FLOORDIV) || u->is(Op::FLOORMOD)) && u->src(0) == j && u->src(1)->is(Op::CONST) && u->src(1)->arg().isInt()) {
-      int64_t c = u->src(1)->arg().getInt();
-      if (c > 1 && c < *n && *n % c == 0) divisors.insert(c);
-    }
-  // The widest inner loop first: more elements one step apart.
-  for (auto it = divisors.rbegin(); it != divisors.rend(); ++it) {
-    int64_t c = *it, axis = maxAxisId(sink);
+  for (int64_t c : divmodDivisors(store, j, *n)) {
+    int64_t axis = maxAxisId(sink);
     const UOp *outer = newRangeLike(j, *n / c, ++axis), *inner = newRangeLike(j, c, ++axis);
-    const UOp *split = splitStore(store, j, outer, inner, c);
+    const UOp *split = splitRange(store, j, outer, inner, c);
     if (!split || unitStrideAccesses(split, inner, /*throughReduces=*/true) != true) continue;
     std::vector<const UOp *> src{split};
     src.insert(src.end(), end->src().begin() + 1, end->src().end() - 1);
@@ -67,6 +73,28 @@ const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts) {
     return ctx.get(Op::SINK, sink->dtype(), {ctx.get(Op::END, end->dtype(), src, end->arg())}, sink->arg(), sink->tag());
   }
   return sink;
+}
+
+const UOp *splitReduceDivmod(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.splitReduceDivmod) return sink;
+  std::unordered_map<const UOp *, const UOp *> split;
+  int64_t axis = maxAxisId(sink);
+  for (const UOp *u : toposort(sink)) {
+    if (!u->is(Op::REDUCE) || u->numSrc() != 2) continue;
+    const UOp *k = u->src(1), *x = u->src(0);
+    std::optional<int64_t> n = tripCount(k);
+    if (!n || unitStrideAccesses(x, k).has_value()) continue; // affine along k (or another REDUCE inside)
+    for (int64_t c : divmodDivisors(x, k, *n)) {
+      const UOp *outer = newRangeLike(k, *n / c, axis + 1), *inner = newRangeLike(k, c, axis + 2);
+      const UOp *summand = splitRange(x, k, outer, inner, c);
+      if (!summand || unitStrideAccesses(summand, inner) != true) continue;
+      axis += 2;
+      // REDUCE(x, k // c, k % c) runs k in its order: the same sums, even under strict fp.
+      split[u] = sink->context().get(Op::REDUCE, u->dtype(), {summand, outer, inner}, u->arg(), u->tag());
+      break;
+    }
+  }
+  return split.empty() ? sink : substitute(sink, split);
 }
 
 } // namespace tgc::codegen

@@ -23,4 +23,11 @@ namespace tgc::codegen {
 /// when every load then steps by 0 or 1 element along j % c.
 const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts);
 
+/// The kernel with each single-range REDUCE over k that reads its operands at
+/// k // c and k % c (attention's output projection reads the head-major
+/// attention output as a[(k // 16) * 256 + t * 16 + k % 16]) reduced over
+/// (k // c, k % c) instead, when every load then steps by 0 or 1 element
+/// along k % c: the inner loop is contiguous, the order of the sum unchanged.
+const UOp *splitReduceDivmod(const UOp *sink, const KernelOptions &opts);
+
 } // namespace tgc::codegen

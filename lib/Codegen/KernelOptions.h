@@ -73,9 +73,12 @@ struct KernelOptions {
   /// tokens) as a small tile of dot products, vectorized along the reduction
   /// (MatmulTiling.cpp, ReduceToMLIR.cpp); needs tileMatmul, off under strictFP.
   bool dotTiles = true;
+  /// Reduce over k // c and k % c where a reduction reads its operands so
+  /// (DivmodSplit.h), so its inner loop is contiguous; the same order of sums.
+  bool splitReduceDivmod = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

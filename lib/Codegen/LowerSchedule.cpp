@@ -297,7 +297,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     const bool polyInReduce = polynomialInReduce(k.sink);
     MatmulTile tile, want;
     if (polyInReduce) want.rows = 4, want.columns = 64;
-    const UOp *tiled = tileMatmul(k.sink, kernel, want, &tile);
+    const UOp *tiled = tileMatmul(splitReduceDivmod(k.sink, kernel), kernel, want, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);

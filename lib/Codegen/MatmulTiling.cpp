@@ -122,19 +122,22 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   };
   // Otherwise the operand may be transposed (x @ W.T, nn.Linear: W[j, k] is
   // contiguous along the reduction k, one row of W per column j): a
-  // single-range reduction's load that moves with the columns, steps by one
-  // element along k and depends on no other range. Read in place, every
-  // column of the tile would be a separate row of W; the tile reads it from
-  // the packed panel instead, which the pack loop transposes (below).
+  // reduction's load that moves with the columns, steps by one element along
+  // its innermost range k and depends on no range but the reduction's and
+  // the columns. Read in place, every column of the tile would be a separate
+  // row of W; the tile reads it from the packed panel instead, which the pack
+  // loop transposes (below), or, over a few rows, is a tile of dot products.
   auto transposedLoad = [&](const UOp *red) -> const UOp * {
-    if (red->numSrc() != 2) return nullptr;
-    const UOp *k = red->src(1);
+    if (red->numSrc() < 2) return nullptr;
+    auto reduceRanges = red->src().subspan(1);
+    const UOp *k = reduceRanges.back();
     for (const UOp *n : toposort(red->src(0))) {
       if (!n->is(Op::INDEX) || n->numSrc() != 2 || n->src(1)->is(Op::WHERE)) continue;
-      bool onlyKAndCol = true;
+      bool onlyReduceAndCol = true;
       for (const UOp *x : toposort(n->src(1)))
-        if (x->is(Op::RANGE) && x != k && x != col) onlyKAndCol = false;
-      if (onlyKAndCol && dependsOn(n->src(1), col) && unitStrideRange(n->src(1), {k}) == k) return n;
+        if (x->is(Op::RANGE) && x != col && std::find(reduceRanges.begin(), reduceRanges.end(), x) == reduceRanges.end())
+          onlyReduceAndCol = false;
+      if (onlyReduceAndCol && dependsOn(n->src(1), col) && unitStrideRange(n->src(1), {k}) == k) return n;
     }
     return nullptr;
   };

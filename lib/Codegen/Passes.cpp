@@ -69,6 +69,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",
          [] { return kernelRewritePass(codegen::splitDivmod); }});
+  r.add({"split-reduce-divmod", "reduce over k // c and k % c where a reduction reads its operands so (a contiguous inner loop)",
+         [] { return kernelRewritePass(codegen::splitReduceDivmod); }});
   r.add({"split-gates", "split the innermost output loop compared with constants where the comparisons change (one loop per live reduction)",
          [] { return kernelRewritePass(codegen::splitGates); }});
   r.add({"split-epilogue", "evaluate a reduction's transcendental epilogue in a loop of its own, from a row of the results",

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/GateVersioning.h"
 #include "Codegen/KernelLowering.h"
+#include "Codegen/ParallelLoop.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -20,6 +21,17 @@ namespace tgc::codegen::detail {
 using namespace mlir;
 using mlir::Location; // not tgc::Location
 using mlir::Value;    // not tgc::Value
+
+namespace {
+// At most this many steps of a dot-product tile's outer reduction range are
+// unrolled into its summand (reduceNest).
+constexpr int64_t kMaxUnrolledOuterSteps = 8;
+
+void setFastMath(mlir::Value v, arith::FastMathFlags flags) {
+  if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(v.getDefiningOp()))
+    v.getDefiningOp()->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(v.getContext(), flags));
+}
+} // namespace
 
 // REDUCE(value, ranges...): nested scf.for carrying the accumulator. When the
 // REDUCE is invariant in some open loops, its loops are built in front of the
@@ -122,20 +134,47 @@ std::vector<mlir::Value> KernelLowering::reduceVersions(const UOp *u, const std:
 std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vector<const UOp *> &group, Op rop,
                                                     std::vector<mlir::Value> accs) {
   DType dt = u->dtype();
+  // (along its innermost range: the loop the vectorizer takes)
+  bool alongReduction = spec_.dotTile && group.size() > 1 && u->numSrc() >= 2 &&
+                        std::all_of(group.begin(), group.end(), [&](const UOp *g) {
+                          return unitStrideAccesses(g->src(0), u->src(u->numSrc() - 1)) == true;
+                        });
+  // The terms each member adds per step of the loops: its summand, or, for a
+  // dot-product tile's sum over (ko, ki) (a reduction split by DivmodSplit.h),
+  // its summand at each value of a short ko, summed first. Vectorized along
+  // ki, a loop over ko would sum the vector's lanes once per step of ko.
+  std::vector<std::vector<const UOp *>> terms;
+  size_t firstLoop = 1;
+  std::optional<int64_t> outerSteps = u->numSrc() == 3 ? tripCount(u->src(1)) : std::nullopt;
+  bool unrollOuter = alongReduction && rop == Op::ADD && outerSteps && *outerSteps <= kMaxUnrolledOuterSteps;
+  for (const UOp *g : group) {
+    terms.emplace_back();
+    if (!unrollOuter) {
+      terms.back().push_back(g->src(0));
+      continue;
+    }
+    const UOp *ko = u->src(1);
+    for (int64_t o = 0; o < *outerSteps; ++o)
+      terms.back().push_back(substitute(g->src(0), {{ko, u->context().get(Op::CONST, ko->dtype(), {}, tgc::Value::integer(o))}}));
+    firstLoop = 2;
+  }
   std::vector<scf::ForOp> loops;
-  for (size_t i = 1; i < u->numSrc(); ++i) {
+  for (size_t i = firstLoop; i < u->numSrc(); ++i) {
     openLoop(u->src(i), accs);
     if (failed()) break;
     auto loop = cast<scf::ForOp>(scopes_.back().loop);
     loops.push_back(loop);
     accs.assign(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
   }
-  bool alongReduction = spec_.dotTile && group.size() > 1 && u->numSrc() == 2 &&
-                        std::all_of(group.begin(), group.end(), [&](const UOp *g) {
-                          return unitStrideAccesses(g->src(0), u->src(1)) == true;
-                        });
   for (size_t g = 0; g < group.size() && !failed(); ++g) {
-    mlir::Value v = operand(group[g]->src(0), dt);
+    mlir::Value v;
+    for (const UOp *term : terms[g]) {
+      mlir::Value t = operand(term, dt);
+      if (!t) break;
+      setInsertion(scopes_.size() - 1);
+      v = !v ? t : check(u, num_.alu(rop, dt, dt, {v, t}));
+      if (v && v != t) setFastMath(v, arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
+    }
     if (!v) break;
     setInsertion(scopes_.size() - 1);
     // Unless strict, a lone accumulation may be reassociated: LLVM then keeps
@@ -164,9 +203,7 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
     } else {
       accs[g] = check(u, num_.alu(rop, dt, dt, {accs[g], v}));
     }
-    if (accs[g] && reassociate)
-      if (auto fm = dyn_cast_or_null<arith::ArithFastMathInterface>(accs[g].getDefiningOp()))
-        accs[g].getDefiningOp()->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(b_.getContext(), flags));
+    if (accs[g] && reassociate) setFastMath(accs[g], flags);
   }
   if (failed()) return {};
   for (auto it = loops.rbegin(); it != loops.rend(); ++it) {

@@ -13,6 +13,7 @@
 #include "KernelBuild.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace tgc;
@@ -37,6 +38,44 @@ const UOp *headMajorKernel(KB &k, int64_t m, int64_t heads, int64_t kk, int64_t 
   const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, add(mul(r, m), i)), k.idx(h, hi)}), {r});
   const UOp *at = add(mul(i, n), j);
   return k.sink({k.end(k.store(out, at, k.op(Op::ADD, f, {k.idx(w, at), red})), {i, j})});
+}
+
+// The attention output projection over a head-major operand: out[t, j] =
+// res[t, j] + sum_k a[(k // 16) * tokens * 16 + t * 16 + k % 16] * w[j, k]
+// (heads of 16, k over heads * 16; with `stride`, a's columns are that many
+// elements apart).
+const UOp *projectionKernel(KB &k, int64_t tokens, int64_t heads, int64_t n, int64_t stride = 1) {
+  DType f = dtypes::Float32;
+  auto add = [&](const UOp *a, const UOp *b) { return k.op(Op::ADD, dtypes::WeakInt, {a, b}); };
+  auto mul = [&](const UOp *a, int64_t c) { return k.op(Op::MUL, dtypes::WeakInt, {a, k.ci(c)}); };
+  int64_t kk = heads * kHead;
+  const UOp *out = k.p(0, f, tokens * n), *res = k.p(1, f, tokens * n), *a = k.p(2, f, heads * tokens * kHead * stride),
+            *w = k.p(3, f, n * kk);
+  const UOp *t = range(k.c, tokens, 0, "LOOP"), *j = range(k.c, n, 1, "LOOP"), *r = range(k.c, kk, 2, "REDUCE");
+  const UOp *head = k.op(Op::FLOORDIV, dtypes::WeakInt, {r, k.ci(kHead)});
+  const UOp *col = k.op(Op::FLOORMOD, dtypes::WeakInt, {r, k.ci(kHead)});
+  const UOp *ai = add(add(mul(head, tokens * kHead * stride), mul(t, kHead * stride)), mul(col, stride));
+  const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, ai), k.idx(w, add(mul(j, kk), r))}), {r});
+  const UOp *at = add(mul(t, n), j);
+  return k.sink({k.end(k.store(out, at, k.op(Op::ADD, f, {k.idx(res, at), red})), {t, j})});
+}
+
+float projectionA(int64_t x) { return testInput(x, 2); }
+
+// Runs projectionKernel on the test inputs; the output.
+std::vector<float> runProjection(int64_t tokens, int64_t heads, int64_t n, const CodegenOptions &opts) {
+  KB k;
+  DType f = dtypes::Float32;
+  int64_t kk = heads * kHead;
+  Run run(k.linear({k.call(projectionKernel(k, tokens, heads, n), {buffer(k.c, 10, f, tokens * n), buffer(k.c, 11, f, tokens * n),
+                                                                   buffer(k.c, 12, f, heads * tokens * kHead), buffer(k.c, 13, f, n * kk)})}),
+          opts);
+  float *got = run.at<float>(10), *rs = run.at<float>(11), *as = run.at<float>(12), *ws = run.at<float>(13);
+  for (int64_t x = 0; x < tokens * n; ++x) rs[x] = testInput(x, 1), got[x] = 1e30f;
+  for (int64_t x = 0; x < heads * tokens * kHead; ++x) as[x] = projectionA(x);
+  for (int64_t x = 0; x < n * kk; ++x) ws[x] = testInput(x, 3);
+  run.go();
+  return {got, got + tokens * n};
 }
 
 } // namespace
@@ -97,5 +136,68 @@ TEST_CASE("split divmod: kernels it must leave alone") {
     const UOp *j = range(k.c, 64, 0, "LOOP");
     const UOp *kern = k.sink({k.end(k.store(out, j, k.idx(a, j)), {j})});
     CHECK(codegen::splitDivmod(kern, codegen::KernelOptions{}) == kern);
+  }
+}
+
+TEST_CASE("split reduce divmod: a reduction over a head-major operand runs over heads x columns, one element apart") {
+  KB k;
+  const UOp *kern = projectionKernel(k, 16, 4, 64);
+  const UOp *split = codegen::splitReduceDivmod(kern, codegen::KernelOptions{});
+  REQUIRE(split != kern);
+  const UOp *red = nullptr;
+  for (const UOp *u : toposort(split))
+    if (u->is(Op::REDUCE)) red = u;
+  REQUIRE(red);
+  REQUIRE(red->numSrc() == 3); // the summand, k // 16, k % 16
+  CHECK(codegen::tripCount(red->src(1)) == 4);
+  CHECK(codegen::tripCount(red->src(2)) == kHead);
+  CHECK(countOps(split, Op::FLOORDIV) == 0);
+  CHECK(countOps(split, Op::FLOORMOD) == 0);
+  CHECK(codegen::unitStrideAccesses(red->src(0), red->src(2)) == true);
+  CHECK(codegen::splitReduceDivmod(kern, codegen::KernelOptions::none()) == kern);
+}
+
+TEST_CASE("split reduce divmod: the projection computes the same under every config") {
+  // 16 tokens x 64 columns: a tile of dot products (its 4 head steps summed
+  // before the lanes); 3 x 10 (2 heads): too small to tile.
+  for (auto [tokens, heads, n] : {std::tuple<int64_t, int64_t, int64_t>{16, 4, 64}, {3, 2, 10}}) {
+    INFO(tokens << " tokens, " << heads << " heads, " << n << " columns");
+    int64_t kk = heads * kHead;
+    Reference ref = sumReference(tokens, n, kk, [&](int64_t t, int64_t j) { return double(testInput(t * n + j, 1)); },
+                                 [&](int64_t t, int64_t j, int64_t r) {
+                                   return double(projectionA((r / kHead) * tokens * kHead + t * kHead + r % kHead)) *
+                                          double(testInput(j * kk + r, 3));
+                                 });
+    for (const auto &[name, opts] : optimizationConfigs()) {
+      CAPTURE(name);
+      std::vector<float> got = runProjection(tokens, heads, n, opts);
+      checkClose(got.data(), ref);
+    }
+  }
+}
+
+TEST_CASE("split reduce divmod: under strict fp the sums are tinygrad's, bit for bit") {
+  CodegenOptions strict, unsplit;
+  strict.kernel.strictFP = true;
+  unsplit.kernel = strict.kernel;
+  unsplit.kernel.splitReduceDivmod = false;
+  std::vector<float> split = runProjection(16, 4, 64, strict), plain = runProjection(16, 4, 64, unsplit);
+  REQUIRE(split.size() == plain.size());
+  for (size_t i = 0; i < split.size(); ++i) {
+    CAPTURE(i);
+    CHECK(std::memcmp(&split[i], &plain[i], sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("split reduce divmod: reductions it must leave alone") {
+  SUBCASE("the columns are 2 elements apart: no contiguous inner loop to make") {
+    KB k;
+    const UOp *kern = projectionKernel(k, 16, 4, 64, /*stride=*/2);
+    CHECK(codegen::splitReduceDivmod(kern, codegen::KernelOptions{}) == kern);
+  }
+  SUBCASE("a reduction already affine along k") {
+    KB k;
+    const UOp *kern = headMajorKernel(k, 8, 4, 16);
+    CHECK(codegen::splitReduceDivmod(kern, codegen::KernelOptions{}) == kern);
   }
 }

@@ -111,6 +111,7 @@ const OptimizationNames &optimizationNames() {
       {"reduction-loops", &codegen::KernelOptions::reductionLoops},
       {"split-gates", &codegen::KernelOptions::splitGates},
       {"split-divmod", &codegen::KernelOptions::splitDivmod},
+      {"split-reduce-divmod", &codegen::KernelOptions::splitReduceDivmod},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
