@@ -14,6 +14,7 @@
 #pragma once
 
 #include "Codegen/KernelOptions.h"
+#include "Codegen/MatmulTiling.h"
 #include "IR/UOp.h"
 
 namespace tgc::codegen {
@@ -29,5 +30,26 @@ constexpr int64_t kMaxEpilogueRow = 4096;
 /// POW) outside its reductions, and reductions that move with the innermost
 /// output loop and read no buffer the kernel writes.
 const UOp *splitEpilogue(const UOp *sink, const KernelOptions &opts);
+
+/// The most outputs whose reductions a tile of dot products stores into a
+/// kernel-local buffer for their epilogue (64 KiB of floats).
+constexpr int64_t kMaxEpilogueTile = 16384;
+
+/// The same for a kernel that tileMatmul makes a tile of dot products (x @ W.T
+/// over a few rows, MatmulTiling.h): each output's epilogue is scalar code
+/// after its lanes are summed, often the tile's slowest part. The kernel
+/// becomes two loop nests: the tile, storing its dot products into a
+/// kernel-local buffer of all the outputs, then the epilogue over the
+/// outputs, a loop without reductions that vectorizes. Null unless the
+/// kernel has exactly one such reduction, at most kMaxEpilogueTile outputs,
+/// and tileMatmul(sink, opts, want) tiles it along the reduction; `chosen`
+/// gets the tile.
+const UOp *splitTileEpilogue(const UOp *sink, const KernelOptions &opts, MatmulTile want = {},
+                             MatmulTile *chosen = nullptr);
+
+/// What codegen does to a kernel's loops (and the tile-matmul pass prints):
+/// tileMatmul, and for a tile of dot products too small for threads (two
+/// nests run serially), its epilogue in a nest of its own (splitTileEpilogue).
+const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile want = {}, MatmulTile *chosen = nullptr);
 
 } // namespace tgc::codegen

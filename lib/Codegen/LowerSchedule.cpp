@@ -149,20 +149,6 @@ const UOp *contiguousShortReduction(const UOp *sink) {
   return found;
 }
 
-// The loop work the threads decision weighs (ParallelLoop.h), of the kernel as
-// tiled: the fills that hoistInvariant and splitEpilogue add repeat loops it
-// has. An iteration of a register tile is rows x columns FMAs, 16 to a vector,
-// where an untiled iteration is about one vector op: counted as its vector
-// FMAs (before, a tile counted as one, and matmuls up to 256^3 ran on one core:
-// matmul_128 19.7 -> 12.4 us and matmul_256 158 -> 81 us on two; matmul_64 stays
-// on one, 2.5 us, where waking the pool costs more than it saves).
-int64_t threadsWork(const UOp *tiled, const MatmulTile &tile) {
-  int64_t work = kernelLoopWork(tiled);
-  int64_t perIteration = tile.columns > 0 ? std::max<int64_t>(1, tile.rows * tile.columns / 16) : 1;
-  if (work <= 0) return work;
-  return work > (int64_t(1) << 62) / perIteration ? int64_t(1) << 62 : work * perIteration;
-}
-
 // Whether llvm.ldexp is an instruction on `tm` for floats and their vectors
 // (AVX-512F's vscalef) rather than a libm call per element.
 bool hasVectorLdexp(const llvm::TargetMachine &tm) {
@@ -297,7 +283,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     const bool polyInReduce = polynomialInReduce(k.sink);
     MatmulTile tile, want;
     if (polyInReduce) want.rows = 4, want.columns = 64;
-    const UOp *tiled = tileMatmul(splitReduceDivmod(k.sink, kernel), kernel, want, &tile);
+    const UOp *tiled = tileKernel(splitReduceDivmod(k.sink, kernel), kernel, want, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);

@@ -73,6 +73,11 @@ const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);
 /// `chosen`, when given, receives the tile applied (columns 0: not tiled).
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile = {}, MatmulTile *chosen = nullptr);
 
+/// The loop work the threads decision weighs (ParallelLoop.h) for a kernel
+/// tiled as `tile` (an iteration of a register tile is counted as its vector
+/// FMAs, 16 to a vector).
+int64_t threadsWork(const UOp *tiled, const MatmulTile &tile);
+
 /// A kernel of one loop nest: SINK(END(STORE, RANGE, ...)), the form the
 /// rewrites of untiled kernels (HoistInvariant.h, EpilogueSplit.h) start from.
 bool isPlainLoopNest(const UOp *sink);

@@ -63,8 +63,8 @@ std::unique_ptr<Pass> kernelRewritePass(const UOp *(*rewrite)(const UOp *, const
 
 void registerCodegenPasses() {
   PassRegistry &r = PassRegistry::instance();
-  r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes)",
-         [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileMatmul(k, o); }); }});
+  r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes; a small tile of dot products stores its sums for an epilogue nest)",
+         [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileKernel(k, o); }); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",

@@ -132,3 +132,37 @@ TEST_CASE("split epilogue: kernels it must leave alone") {
     CHECK(unchanged(k.sink({k.end(k.store(out, lin(k, i, 32, j), k.op(Op::EXP2, f, {self})), {i, j})})));
   }
 }
+
+TEST_CASE("split epilogue: a tile of dot products stores its sums, then the epilogue nest evaluates exp2") {
+  KB k;
+  const UOp *kern = linearKernel(k, {16, 128, 64});
+  codegen::MatmulTile tile;
+  const UOp *split = codegen::splitTileEpilogue(kern, codegen::KernelOptions{}, {}, &tile);
+  REQUIRE(split);
+  CHECK(tile.alongReduction);
+  CHECK(tile.rows * tile.columns == 16);
+  // SINK(GROUP(END(the tile's stores into the sums, tile loops), END(epilogue, i, j)))
+  REQUIRE(split->src(0)->is(Op::GROUP));
+  const UOp *tiles = split->src(0)->src(0), *epilogue = split->src(0)->src(1);
+  CHECK(localBufferSizes(tiles) == std::vector<int64_t>{16 * 128});
+  CHECK(countOps(tiles, Op::REDUCE) == 16);
+  CHECK(countOps(tiles, Op::EXP2) == 0);
+  CHECK(countOps(epilogue, Op::REDUCE) == 0);
+  CHECK(countOps(epilogue, Op::EXP2) == 1);
+  // What codegen runs: the same, unless the kernel is big enough for threads.
+  CHECK(codegen::tileKernel(kern, codegen::KernelOptions{}) == split);
+  codegen::KernelOptions threaded;
+  threaded.threadMinWork = 0;
+  CHECK(codegen::tileKernel(kern, threaded) == codegen::tileMatmul(kern, threaded));
+  CHECK(codegen::splitTileEpilogue(kern, codegen::KernelOptions::none()) == nullptr);
+}
+
+TEST_CASE("split epilogue: tiles it must leave alone") {
+  auto untouched = [](const Linear &s) {
+    KB k;
+    return codegen::splitTileEpilogue(linearKernel(k, s), codegen::KernelOptions{}) == nullptr;
+  };
+  CHECK(untouched({5, 37, 19}));         // no tile of dot products
+  CHECK(untouched({16, 128, 64, true})); // two reductions
+  CHECK(untouched({256, 128, 64}));      // 256 rows: the panel is packed, a matmul tile
+}
