@@ -76,9 +76,12 @@ struct KernelOptions {
   /// Reduce over k // c and k % c where a reduction reads its operands so
   /// (DivmodSplit.h), so its inner loop is contiguous; the same order of sums.
   bool splitReduceDivmod = true;
+  /// Sum the lanes of several reassociable vector accumulators as one tree
+  /// of shuffles and adds (LaneSums.h): a tile of dot products' outputs.
+  bool combineLaneSums = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Lower.h"
+#include "Codegen/LaneSums.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -150,7 +151,7 @@ Result<std::unique_ptr<llvm::Module>> translateToLLVMIR(mlir::ModuleOp module, l
   return m;
 }
 
-Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel) {
+Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel, bool laneSums) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -163,6 +164,9 @@ Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLeve
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
+  if (laneSums)
+    pb.registerVectorizerEndEPCallback(
+        [](llvm::FunctionPassManager &fpm, llvm::OptimizationLevel) { fpm.addPass(CombineLaneSumsPass()); });
   llvm::OptimizationLevel level = optLevel >= 3   ? llvm::OptimizationLevel::O3
                                   : optLevel == 2 ? llvm::OptimizationLevel::O2
                                   : optLevel == 1 ? llvm::OptimizationLevel::O1

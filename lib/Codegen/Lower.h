@@ -48,7 +48,9 @@ Result<std::unique_ptr<llvm::Module>> translateToLLVMIR(mlir::ModuleOp module, l
 
 /// Runs the default new-PM pipeline at `optLevel` (0-3) with loop and SLP
 /// vectorization on and `tm`'s cost model, then verifies the module.
-Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel);
+/// `laneSums`: combine the reassociable vector sums across lanes of a block
+/// into trees (LaneSums.h, KernelOptions::combineLaneSums).
+Status optimizeModule(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel, bool laneSums = true);
 
 /// Machine code for `m` as the bytes of a relocatable object file.
 Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm);

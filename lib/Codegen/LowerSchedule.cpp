@@ -355,7 +355,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     }
     if (main && hooks.addLLVM)
       if (Status s = hooks.addLLVM(*grp.llvm); !s) return s;
-    if (Status s = optimizeModule(*grp.llvm, gtm, optLevel); !s) return s;
+    if (Status s = optimizeModule(*grp.llvm, gtm, optLevel, kernel.combineLaneSums); !s) return s;
     if (!main) {
       llvm::raw_string_ostream os(grp.bitcode);
       llvm::WriteBitcodeToFile(*grp.llvm, os);

@@ -112,6 +112,7 @@ const OptimizationNames &optimizationNames() {
       {"split-gates", &codegen::KernelOptions::splitGates},
       {"split-divmod", &codegen::KernelOptions::splitDivmod},
       {"split-reduce-divmod", &codegen::KernelOptions::splitReduceDivmod},
+      {"lane-sums", &codegen::KernelOptions::combineLaneSums},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
