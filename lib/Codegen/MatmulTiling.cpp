@@ -122,22 +122,29 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   };
   // Otherwise the operand may be transposed (x @ W.T, nn.Linear: W[j, k] is
   // contiguous along the reduction k, one row of W per column j): a
-  // reduction's load that moves with the columns, steps by one element along
-  // its innermost range k and depends on no range but the reduction's and
-  // the columns. Read in place, every column of the tile would be a separate
-  // row of W; the tile reads it from the packed panel instead, which the pack
-  // loop transposes (below), or, over a few rows, is a tile of dot products.
+  // reduction's load that moves with the columns and steps by one element
+  // along its innermost range k. Read in place, every column of the tile
+  // would be a separate row of W; the tile reads it from the packed panel
+  // instead, which the pack loop transposes (below), or, over a few rows, is
+  // a tile of dot products. A load that also moves with other output loops
+  // (attention's q @ k.T: k's rows per head) cannot be packed once per panel
+  // and is only a tile of dot products; not when the summand has a
+  // transcendental (softmax(S) @ V), which the untiled kernel evaluates into
+  // a table once (HoistInvariant.h).
   auto transposedLoad = [&](const UOp *red) -> const UOp * {
     if (red->numSrc() < 2) return nullptr;
     auto reduceRanges = red->src().subspan(1);
     const UOp *k = reduceRanges.back();
+    bool costlySummand = false;
+    for (const UOp *n : toposort(red->src(0))) costlySummand |= isTranscendental(n);
     for (const UOp *n : toposort(red->src(0))) {
       if (!n->is(Op::INDEX) || n->numSrc() != 2 || n->src(1)->is(Op::WHERE)) continue;
       bool onlyReduceAndCol = true;
       for (const UOp *x : toposort(n->src(1)))
         if (x->is(Op::RANGE) && x != col && std::find(reduceRanges.begin(), reduceRanges.end(), x) == reduceRanges.end())
           onlyReduceAndCol = false;
-      if (onlyReduceAndCol && dependsOn(n->src(1), col) && unitStrideRange(n->src(1), {k}) == k) return n;
+      if ((onlyReduceAndCol || !costlySummand) && dependsOn(n->src(1), col) && unitStrideRange(n->src(1), {k}) == k)
+        return n;
     }
     return nullptr;
   };

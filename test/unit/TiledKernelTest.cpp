@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/MatmulTiling.h"
 #include "KernelBuild.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 using namespace tgc;
@@ -118,6 +120,50 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
   }
 }
 
+// Attention's scores, c[h, i, j] = sum_r a[h, i, r] b[h, j, r] (q @ k.T per
+// head): the transposed operand moves with the head too, so its panel cannot
+// be packed once; a tile of dot products. Returns the tile the default
+// options choose.
+codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, int64_t n) {
+  INFO("batched x @ W.T: " << heads << " x (" << m << "x" << kk << " by (" << n << "x" << kk << ")^T)");
+  std::vector<double> ref(size_t(heads * m * n)), bound(size_t(heads * m * n));
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0, mag = 0;
+        for (int64_t r = 0; r < kk; ++r) {
+          double v = double(testInput((h * m + i) * kk + r, 3)) * double(testInput((h * n + j) * kk + r, 4));
+          s += v, mag += std::fabs(v);
+        }
+        ref[size_t((h * m + i) * n + j)] = s, bound[size_t((h * m + i) * n + j)] = mag;
+      }
+  codegen::MatmulTile chosen;
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *c = k.p(0, f, heads * m * n), *a = k.p(1, f, heads * m * kk), *b = k.p(2, f, heads * n * kk);
+    const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *j = range(k.c, n, 2, "LOOP"),
+              *r = range(k.c, kk, 3, "REDUCE");
+    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
+      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
+    };
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(lin(h, m, i), kk, r)), k.idx(b, lin(lin(h, n, j), kk, r))}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, lin(lin(h, m, i), n, j), red), {h, i, j})});
+    if (std::string(name) == "default") codegen::tileMatmul(kern, opts.kernel, {}, &chosen);
+    Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, heads * m * n), buffer(k.c, 11, f, heads * m * kk),
+                                     buffer(k.c, 12, f, heads * n * kk)})}),
+            opts);
+    float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
+    for (int64_t x = 0; x < heads * m * kk; ++x) as[x] = testInput(x, 3);
+    for (int64_t x = 0; x < heads * n * kk; ++x) bs[x] = testInput(x, 4);
+    for (int64_t x = 0; x < heads * m * n; ++x) got[x] = 1e30f;
+    run.go();
+    checkClose(got, ref, bound);
+  }
+  return chosen;
+}
+
 } // namespace
 
 TEST_CASE("tiled kernels: padded 3x3 conv2d, 8-column tiles over 16 output channels, borders on every side") {
@@ -163,4 +209,10 @@ TEST_CASE("tiled kernels: x @ W.T over 6 rows, one row of 8 dot products (6x128 
 }
 TEST_CASE("tiled kernels: x @ W.T dot-product tile over a reduction no vector divides (16x40 by (104x40)^T)") {
   checkMatmul(16, 40, 104, true);
+}
+
+TEST_CASE("tiled kernels: q @ k.T per head, a tile of dot products over an operand that moves with the head (4 x 32x64 by (64x64)^T)") {
+  codegen::MatmulTile tile = checkBatchedDotTile(4, 32, 64, 64);
+  CHECK(tile.alongReduction);
+  CHECK(tile.rows * tile.columns == 16);
 }
