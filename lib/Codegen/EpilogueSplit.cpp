@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/EpilogueSplit.h"
+#include "Codegen/HoistInvariant.h"
 #include "Codegen/MatmulTiling.h"
 #include "Codegen/ParallelLoop.h"
 
@@ -117,11 +118,13 @@ const UOp *splitTileEpilogue(const UOp *sink, const KernelOptions &opts, MatmulT
   return ctx.get(Op::SINK, sink->dtype(), {ctx.get(Op::GROUP, dtypes::Void, {tiled->src(0), epilogue})}, sink->arg(), sink->tag());
 }
 
-const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile want, MatmulTile *chosen) {
-  MatmulTile tile;
+const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile *chosen) {
+  MatmulTile tile, want;
+  if (transcendentalInReduce(sink)) want.rows = 4, want.columns = 64;
   const UOp *tiled = tileMatmul(sink, opts, want, &tile);
   if (tile.alongReduction && !(opts.threads && threadsWork(tiled, tile) >= opts.threadMinWork))
     if (const UOp *split = splitTileEpilogue(sink, opts, want, &tile)) tiled = split;
+  if (tile.columns > 0 && !tile.alongReduction) tiled = hoistTileTerms(tiled, opts);
   if (chosen) *chosen = tile;
   return tiled;
 }

@@ -48,8 +48,12 @@ const UOp *splitTileEpilogue(const UOp *sink, const KernelOptions &opts, MatmulT
                              MatmulTile *chosen = nullptr);
 
 /// What codegen does to a kernel's loops (and the tile-matmul pass prints):
-/// tileMatmul, and for a tile of dot products too small for threads (two
-/// nests run serially), its epilogue in a nest of its own (splitTileEpilogue).
-const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile want = {}, MatmulTile *chosen = nullptr);
+/// tileMatmul (with the widest column tile, 4 x 64, when a reduction's summand
+/// has a transcendental: work per tile row that every column tile of the row
+/// would repeat), and for a tile of dot products too small for threads (two
+/// nests run serially), its epilogue in a nest of its own (splitTileEpilogue);
+/// for another register tile, its transcendental terms in a table
+/// (hoistTileTerms, HoistInvariant.h).
+const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile *chosen = nullptr);
 
 } // namespace tgc::codegen

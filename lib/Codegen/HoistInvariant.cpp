@@ -206,4 +206,89 @@ const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts) {
   return Hoister(sink).run();
 }
 
+namespace {
+
+// The largest parts of `u` with a transcendental that a table can hold: only
+// ALU ops, casts, constants, ranges and loads, no REDUCE, not moving with any
+// of the `inner` loops.
+void tileTerms(const UOp *u, std::span<const UOp *const> inner, std::vector<const UOp *> &terms,
+               std::unordered_set<const UOp *> &seen) {
+  if (!seen.insert(u).second) return;
+  bool costly = false, movable = true;
+  for (const UOp *n : toposort(u)) {
+    costly |= isTranscendental(n);
+    movable &= n->isIn(group::Elementwise) || n->is(Op::CONST) || n->is(Op::RANGE) || n->is(Op::INDEX) || n->is(Op::PARAM);
+  }
+  if (!costly || u->is(Op::INDEX)) return;
+  bool invariant = std::none_of(inner.begin(), inner.end(), [&](const UOp *l) { return dependsOn(u, l); });
+  if (movable && invariant && u->dtype().isFloat()) {
+    terms.push_back(u);
+    return;
+  }
+  for (const UOp *s : u->src()) tileTerms(s, inner, terms, seen);
+}
+
+} // namespace
+
+const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
+  if (!opts.hoistInvariant || !tiled->is(Op::SINK) || tiled->numSrc() != 1) return tiled;
+  const UOp *end = tiled->src(0);
+  if (!end->is(Op::END) || end->numSrc() < 3 || !end->src(0)->is(Op::GROUP)) return tiled;
+  std::span<const UOp *const> loops = end->src().subspan(1);
+
+  // The tile's REDUCEs, all over one range k, and the transcendental terms of
+  // their summands that do not move with the innermost loops.
+  const UOp *k = nullptr;
+  std::vector<const UOp *> reduces;
+  for (const UOp *u : toposort(end->src(0)))
+    if (u->is(Op::REDUCE)) {
+      if (u->numSrc() != 2 || (k && u->src(1) != k)) return tiled;
+      k = u->src(1);
+      reduces.push_back(u);
+    }
+  std::optional<int64_t> kN = k ? tripCount(k) : std::nullopt;
+  if (!kN) return tiled;
+  // The loops the terms depend on must come first: the table is filled once
+  // per iteration of those, before the inner loops that reuse it (as many
+  // as leave some terms).
+  size_t outer = 0;
+  std::vector<const UOp *> terms;
+  for (; outer < loops.size(); ++outer) {
+    std::unordered_set<const UOp *> seen;
+    for (const UOp *r : reduces) tileTerms(r->src(0), loops.subspan(outer), terms, seen);
+    if (!terms.empty()) break;
+  }
+  if (terms.empty()) return tiled;
+  for (const UOp *t : terms)
+    if (!dependsOn(t, k) || int64_t(terms.size()) * *kN > kMaxHoistElements) return tiled;
+  std::vector<const UOp *> nodes = toposort(tiled);
+  const UOp *like = globalBufferOf(nodes, terms[0]->dtype());
+  if (!like) return tiled;
+  for (const UOp *t : terms)
+    if (t->dtype() != terms[0]->dtype()) return tiled;
+
+  // END(GROUP(END(table[t][k'] = term_t(k'), k'), END(tile reading table[t][k], inner loops)), outer loops)
+  Context &ctx = tiled->context();
+  const UOp *table = localBuffer(like, int64_t(terms.size()) * *kN, 1);
+  const UOp *fresh = newRangeLike(loops[0], *kN, maxAxisId(tiled) + 1);
+  auto at = [&](size_t t, const UOp *r) {
+    const UOp *base = ctx.get(Op::CONST, r->dtype(), {}, tgc::Value::integer(int64_t(t) * *kN));
+    return ctx.get(Op::INDEX, terms[t]->dtype(), {table, ctx.get(Op::ADD, r->dtype(), {base, r})});
+  };
+  std::vector<const UOp *> fills;
+  std::unordered_map<const UOp *, const UOp *> fromTable;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    fills.push_back(ctx.get(Op::STORE, dtypes::Void, {at(t, fresh), substitute(terms[t], {{k, fresh}})}));
+    fromTable[terms[t]] = at(t, k);
+  }
+  const UOp *fill = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, dtypes::Void, fills), fresh}, end->arg());
+  std::vector<const UOp *> tileSrc{substitute(end->src(0), fromTable)};
+  tileSrc.insert(tileSrc.end(), loops.begin() + std::ptrdiff_t(outer), loops.end());
+  const UOp *tile = ctx.get(Op::END, end->dtype(), tileSrc, end->arg());
+  std::vector<const UOp *> outerSrc{ctx.get(Op::GROUP, dtypes::Void, {fill, tile})};
+  outerSrc.insert(outerSrc.end(), loops.begin(), loops.begin() + std::ptrdiff_t(outer));
+  const UOp *body = outer ? ctx.get(Op::END, end->dtype(), outerSrc, end->arg()) : outerSrc[0];
+  return ctx.get(Op::SINK, tiled->dtype(), {body}, tiled->arg(), tiled->tag());
+}
+
 } // namespace tgc::codegen

@@ -35,4 +35,15 @@ constexpr int64_t kMaxHoistElements = 16384;
 /// bounds over all the points of its ranges (the table evaluates it at each).
 const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts);
 
+/// The same for a register tile (tileMatmul's SINK(END(GROUP(STOREs), loops))):
+/// a transcendental term of its reductions' summands (attention's softmax(S) @ V:
+/// exp2 of a score per tile row and step) is scalar code per row and step in
+/// the tile (a libm call, LowerSchedule.cpp). Terms that do not move with the
+/// innermost loops are evaluated into a kernel-local table over the
+/// reduction's range k, filled once per iteration of the outer loops they
+/// depend on, by a loop along k that vectorizes; the tile reads the table.
+/// `tiled` itself unless every REDUCE of the tile is over the same single
+/// range and the table holds at most kMaxHoistElements.
+const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts);
+
 } // namespace tgc::codegen

@@ -67,14 +67,6 @@ bool evaluatesPolynomial(const UOp *sink) {
   return false;
 }
 
-// A transcendental inside a reduction's summand (attention's softmax(S) @ V:
-// exp2 of a score per row of the tile and step of the reduction).
-bool polynomialInReduce(const UOp *sink) {
-  for (const UOp *n : toposort(sink))
-    if (n->is(Op::REDUCE) && evaluatesPolynomial(n->src(0))) return true;
-  return false;
-}
-
 // The innermost loop of an elementwise kernel (no REDUCE, one loop nest) in
 // which every buffer access steps by 0 or 1 element per iteration, so vectors
 // along that loop are plain loads and stores; null for any other kernel. LLVM
@@ -164,7 +156,7 @@ struct KernelAttributes {
   bool libmTranscendentals = false; ///< lower this kernel's transcendentals as libm calls
   bool keepReductionLoop = false;   ///< contiguousShortReduction: no full unroll of the innermost loops
 
-  /// `polyInReduce`: polynomialInReduce(sink), which also chose the tile.
+  /// `polyInReduce`: transcendentalInReduce of the tiled kernel.
   KernelAttributes(const UOp *sink, const MatmulTile &tile, bool polyInReduce, const KernelOptions &opts,
                    const llvm::TargetMachine &tm) {
     // The vectors of a register tile are as wide as its rows, up to 512
@@ -277,18 +269,14 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   std::vector<bool> dotTiles;
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
-    // A transcendental in the summand is work per tile row that every column
-    // tile of the row repeats: such a kernel gets the widest column tile
-    // (64, with 4 rows: the same 16 accumulators).
-    const bool polyInReduce = polynomialInReduce(k.sink);
-    MatmulTile tile, want;
-    if (polyInReduce) want.rows = 4, want.columns = 64;
-    const UOp *tiled = tileKernel(splitReduceDivmod(k.sink, kernel), kernel, want, &tile);
+    MatmulTile tile;
+    const UOp *tiled = tileKernel(splitReduceDivmod(k.sink, kernel), kernel, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);
     bodies.push_back(splitMaxLanes(splitEpilogue(body, kernel), kernel));
-    attrs.emplace_back(k.sink, tile, polyInReduce, kernel, tm);
+    // (a tile whose transcendental terms went to a table has none left in its summands)
+    attrs.emplace_back(k.sink, tile, transcendentalInReduce(tiled), kernel, tm);
     sizes.push_back(toposort(bodies.back()).size());
     total += sizes.back();
   }

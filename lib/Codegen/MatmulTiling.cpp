@@ -36,6 +36,14 @@ bool isPlainLoopNest(const UOp *sink) {
 
 bool isTranscendental(const UOp *u) { return u->is(Op::EXP2) || u->is(Op::LOG2) || u->is(Op::SIN) || u->is(Op::POW); }
 
+bool transcendentalInReduce(const UOp *sink) {
+  for (const UOp *n : toposort(sink))
+    if (n->is(Op::REDUCE))
+      for (const UOp *x : toposort(n->src(0)))
+        if (isTranscendental(x) && x->dtype().isFloat()) return true;
+  return false;
+}
+
 int64_t maxAxisId(const UOp *sink) {
   int64_t m = 0;
   for (const UOp *u : toposort(sink))

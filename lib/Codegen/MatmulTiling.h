@@ -84,6 +84,9 @@ bool isPlainLoopNest(const UOp *sink);
 /// EXP2, LOG2, SIN or POW: some 25 vector ops each as polynomials
 /// (Transcendental.h), worth moving where they vectorize or run fewer times.
 bool isTranscendental(const UOp *u);
+/// A float transcendental inside a reduction's summand (attention's
+/// softmax(S) @ V: exp2 of a score per row and step of the reduction).
+bool transcendentalInReduce(const UOp *sink);
 
 /// The largest axis id among a kernel's RANGEs (new ranges take the next ones).
 int64_t maxAxisId(const UOp *sink);

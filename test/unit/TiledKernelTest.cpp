@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/EpilogueSplit.h"
 #include "Codegen/MatmulTiling.h"
 #include "KernelBuild.h"
 
@@ -164,6 +165,70 @@ codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, in
   return chosen;
 }
 
+// Attention's softmax(S) @ V per head, out[h, i, d] = sum_j exp2(s[h, i, j] *
+// 0.25 - m[h, i]) * v[h, j, d]: a 4 x 64 register tile whose rows each need an
+// exp2 per step; the exps go to a table filled along j (hoistTileTerms).
+// Returns what the default options make of it.
+struct SoftmaxVShape {
+  std::vector<int64_t> localBuffers;
+  int64_t exps = 0, exp2InReduce = 0;
+};
+SoftmaxVShape checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
+  INFO("softmax(S) @ V: " << heads << " heads, " << m << " rows, " << keys << " keys, " << n << " columns");
+  std::vector<double> ref(size_t(heads * m * n)), bound(size_t(heads * m * n));
+  auto p = [&](int64_t h, int64_t i, int64_t j) {
+    return std::exp2(double(testInput((h * m + i) * keys + j, 3)) * 0.25 - double(testInput(h * m + i, 5)));
+  };
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t d = 0; d < n; ++d) {
+        double s = 0, mag = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+          double v = p(h, i, j) * double(testInput((h * keys + j) * n + d, 4));
+          s += v, mag += std::fabs(v);
+        }
+        ref[size_t((h * m + i) * n + d)] = s, bound[size_t((h * m + i) * n + d)] = mag;
+      }
+  SoftmaxVShape shape;
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *c = k.p(0, f, heads * m * n), *s = k.p(1, f, heads * m * keys), *v = k.p(2, f, heads * keys * n),
+              *mx = k.p(3, f, heads * m);
+    const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *d = range(k.c, n, 2, "LOOP"),
+              *j = range(k.c, keys, 3, "REDUCE");
+    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
+      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
+    };
+    const UOp *row = lin(h, m, i);
+    const UOp *score = k.op(Op::MUL, f, {k.idx(s, lin(row, keys, j)), k.cf(0.25)});
+    const UOp *e = k.op(Op::EXP2, f, {k.op(Op::ADD, f, {score, k.op(Op::MUL, f, {k.idx(mx, row), k.cf(-1.0)})})});
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {e, k.idx(v, lin(lin(h, keys, j), n, d))}), {j});
+    const UOp *kern = k.sink({k.end(k.store(c, lin(row, n, d), red), {h, i, d})});
+    if (std::string(name) == "default") {
+      const UOp *tiled = codegen::tileKernel(kern, opts.kernel);
+      shape.localBuffers = localBufferSizes(tiled);
+      for (const UOp *u : toposort(tiled)) {
+        shape.exps += u->is(Op::EXP2);
+        if (u->is(Op::REDUCE))
+          for (const UOp *x : toposort(u->src(0))) shape.exp2InReduce += x->is(Op::EXP2);
+      }
+    }
+    Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, heads * m * n), buffer(k.c, 11, f, heads * m * keys),
+                                     buffer(k.c, 12, f, heads * keys * n), buffer(k.c, 13, f, heads * m)})}),
+            opts);
+    float *got = run.at<float>(10), *ss = run.at<float>(11), *vs = run.at<float>(12), *ms = run.at<float>(13);
+    for (int64_t x = 0; x < heads * m * keys; ++x) ss[x] = testInput(x, 3);
+    for (int64_t x = 0; x < heads * keys * n; ++x) vs[x] = testInput(x, 4);
+    for (int64_t x = 0; x < heads * m; ++x) ms[x] = testInput(x, 5);
+    for (int64_t x = 0; x < heads * m * n; ++x) got[x] = 1e30f;
+    run.go();
+    checkClose(got, ref, bound);
+  }
+  return shape;
+}
+
 } // namespace
 
 TEST_CASE("tiled kernels: padded 3x3 conv2d, 8-column tiles over 16 output channels, borders on every side") {
@@ -215,4 +280,11 @@ TEST_CASE("tiled kernels: q @ k.T per head, a tile of dot products over an opera
   codegen::MatmulTile tile = checkBatchedDotTile(4, 32, 64, 64);
   CHECK(tile.alongReduction);
   CHECK(tile.rows * tile.columns == 16);
+}
+
+TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {
+  SoftmaxVShape shape = checkSoftmaxV(2, 16, 64, 64);
+  CHECK(shape.localBuffers == std::vector<int64_t>{4 * 64}); // one table row per tile row
+  CHECK(shape.exps == 4);                                    // in the table's fill loop
+  CHECK(shape.exp2InReduce == 0);                            // the tile reads the table
 }
