@@ -124,7 +124,7 @@ const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile *ch
   const UOp *tiled = tileMatmul(sink, opts, want, &tile);
   if (tile.alongReduction && !(opts.threads && threadsWork(tiled, tile) >= opts.threadMinWork))
     if (const UOp *split = splitTileEpilogue(sink, opts, want, &tile)) tiled = split;
-  if (tile.columns > 0 && !tile.alongReduction) tiled = hoistTileTerms(tiled, opts);
+  if (tile.columns > 0) tiled = hoistTileTerms(tiled, opts);
   if (chosen) *chosen = tile;
   return tiled;
 }

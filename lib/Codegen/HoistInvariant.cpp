@@ -237,7 +237,7 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
   std::span<const UOp *const> loops = end->src().subspan(1);
 
   // The tile's REDUCEs, all over one range k, and the transcendental terms of
-  // their summands that do not move with the innermost loops.
+  // their summands that do not move with some of the tile's loops.
   const UOp *k = nullptr;
   std::vector<const UOp *> reduces;
   for (const UOp *u : toposort(end->src(0)))
@@ -248,40 +248,69 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
     }
   std::optional<int64_t> kN = k ? tripCount(k) : std::nullopt;
   if (!kN) return tiled;
-  // The loops the terms depend on must come first: the table is filled once
-  // per iteration of those, before the inner loops that reuse it (as many
-  // as leave some terms).
-  size_t outer = 0;
-  std::vector<const UOp *> terms;
-  for (; outer < loops.size(); ++outer) {
+  auto termsInvariantIn = [&](std::span<const UOp *const> inner) {
+    std::vector<const UOp *> terms;
     std::unordered_set<const UOp *> seen;
-    for (const UOp *r : reduces) tileTerms(r->src(0), loops.subspan(outer), terms, seen);
-    if (!terms.empty()) break;
+    for (const UOp *r : reduces) tileTerms(r->src(0), inner, terms, seen);
+    return terms;
+  };
+  // A table per iteration of the outer loops the terms depend on, ahead of
+  // the innermost loops that reuse it (as many as leave some terms):
+  // softmax(S) @ V's exp2 per tile row, reused by the column tiles.
+  size_t outer = 0;
+  std::vector<const UOp *> terms, indexLoops;
+  for (; outer < loops.size() && terms.empty(); ++outer) terms = termsInvariantIn(loops.subspan(outer));
+  if (!terms.empty()) {
+    --outer;
+  } else {
+    // Otherwise one table over the loops the terms depend on, filled before
+    // the tile's loops, when the terms do not move with a loop of several
+    // iterations: a tile of dot products whose row tiles' terms (an
+    // activation recomputed in a backward pass) every column tile repeats.
+    outer = 0;
+    for (const UOp *l : loops)
+      if (tripCount(l).value_or(1) >= 2 && !(terms = termsInvariantIn({&l, 1})).empty()) break;
+    if (terms.empty()) return tiled;
+    for (const UOp *l : loops)
+      if (std::any_of(terms.begin(), terms.end(), [&](const UOp *t) { return dependsOn(t, l); })) indexLoops.push_back(l);
   }
-  if (terms.empty()) return tiled;
+  int64_t rows = int64_t(terms.size());
+  for (const UOp *l : indexLoops) rows *= *tripCount(l);
   for (const UOp *t : terms)
-    if (!dependsOn(t, k) || int64_t(terms.size()) * *kN > kMaxHoistElements) return tiled;
-  std::vector<const UOp *> nodes = toposort(tiled);
-  const UOp *like = globalBufferOf(nodes, terms[0]->dtype());
+    if (!dependsOn(t, k) || t->dtype() != terms[0]->dtype()) return tiled;
+  if (rows * *kN > kMaxHoistElements) return tiled;
+  const UOp *like = globalBufferOf(toposort(tiled), terms[0]->dtype());
   if (!like) return tiled;
-  for (const UOp *t : terms)
-    if (t->dtype() != terms[0]->dtype()) return tiled;
 
-  // END(GROUP(END(table[t][k'] = term_t(k'), k'), END(tile reading table[t][k], inner loops)), outer loops)
+  // table[((t * loops...) * K + k] = term_t, filled over fresh copies of the
+  // index loops and k (k innermost: the loop that vectorizes).
   Context &ctx = tiled->context();
-  const UOp *table = localBuffer(like, int64_t(terms.size()) * *kN, 1);
-  const UOp *fresh = newRangeLike(loops[0], *kN, maxAxisId(tiled) + 1);
-  auto at = [&](size_t t, const UOp *r) {
-    const UOp *base = ctx.get(Op::CONST, r->dtype(), {}, tgc::Value::integer(int64_t(t) * *kN));
-    return ctx.get(Op::INDEX, terms[t]->dtype(), {table, ctx.get(Op::ADD, r->dtype(), {base, r})});
+  const UOp *table = localBuffer(like, rows * *kN, 1);
+  int64_t axis = maxAxisId(tiled);
+  std::unordered_map<const UOp *, const UOp *> fresh;
+  std::vector<const UOp *> fillLoops;
+  for (const UOp *l : indexLoops) fillLoops.push_back(fresh[l] = newRangeLike(loops[0], *tripCount(l), ++axis));
+  fillLoops.push_back(fresh[k] = newRangeLike(loops[0], *kN, ++axis));
+  auto literal = [&](int64_t v) { return ctx.get(Op::CONST, k->dtype(), {}, tgc::Value::integer(v)); };
+  auto at = [&](size_t t, auto rangeOf) {
+    const UOp *flat = literal(int64_t(t));
+    for (const UOp *l : indexLoops)
+      flat = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {flat, literal(*tripCount(l))}), rangeOf(l)});
+    flat = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {flat, literal(*kN)}), rangeOf(k)});
+    return ctx.get(Op::INDEX, terms[t]->dtype(), {table, flat});
   };
   std::vector<const UOp *> fills;
   std::unordered_map<const UOp *, const UOp *> fromTable;
   for (size_t t = 0; t < terms.size(); ++t) {
-    fills.push_back(ctx.get(Op::STORE, dtypes::Void, {at(t, fresh), substitute(terms[t], {{k, fresh}})}));
-    fromTable[terms[t]] = at(t, k);
+    fills.push_back(ctx.get(Op::STORE, dtypes::Void,
+                            {at(t, [&](const UOp *l) { return fresh[l]; }), substitute(terms[t], fresh)}));
+    fromTable[terms[t]] = at(t, [](const UOp *l) { return l; });
   }
-  const UOp *fill = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, dtypes::Void, fills), fresh}, end->arg());
+  std::vector<const UOp *> fillSrc{ctx.get(Op::GROUP, dtypes::Void, fills)};
+  fillSrc.insert(fillSrc.end(), fillLoops.begin(), fillLoops.end());
+  const UOp *fill = ctx.get(Op::END, end->dtype(), fillSrc, end->arg());
+
+  // END(GROUP(fill, END(tile reading the table, inner loops)), outer loops)
   std::vector<const UOp *> tileSrc{substitute(end->src(0), fromTable)};
   tileSrc.insert(tileSrc.end(), loops.begin() + std::ptrdiff_t(outer), loops.end());
   const UOp *tile = ctx.get(Op::END, end->dtype(), tileSrc, end->arg());

@@ -38,12 +38,15 @@ const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts);
 /// The same for a register tile (tileMatmul's SINK(END(GROUP(STOREs), loops))):
 /// a transcendental term of its reductions' summands (attention's softmax(S) @ V:
 /// exp2 of a score per tile row and step) is scalar code per row and step in
-/// the tile (a libm call, LowerSchedule.cpp). Terms that do not move with the
-/// innermost loops are evaluated into a kernel-local table over the
-/// reduction's range k, filled once per iteration of the outer loops they
-/// depend on, by a loop along k that vectorizes; the tile reads the table.
-/// `tiled` itself unless every REDUCE of the tile is over the same single
-/// range and the table holds at most kMaxHoistElements.
+/// the tile (a libm call, LowerSchedule.cpp), and in a tile of dot products
+/// (an activation recomputed in a backward pass) every column tile repeats
+/// it. Terms that do not move with the innermost loops are evaluated into a
+/// kernel-local table over the reduction's range k, filled once per iteration
+/// of the outer loops they depend on; failing that, terms that do not move
+/// with some loop into one table over the loops they depend on and k, filled
+/// before the tile. The fill loops run along k, which vectorizes; the tile
+/// reads the table. `tiled` itself unless every REDUCE of the tile is over the
+/// same single range and the table holds at most kMaxHoistElements.
 const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts);
 
 } // namespace tgc::codegen

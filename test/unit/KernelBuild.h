@@ -28,6 +28,10 @@ struct KB {
   const UOp *invalid() { return c.get(Op::CONST, dtypes::WeakInt, {}, Value::invalid()); }
   const UOp *p(int64_t slot, DType dt, int64_t n) { return param(c, slot, dt, {n}); }
   const UOp *idx(const UOp *buf, const UOp *i) { return op(Op::INDEX, buf->dtype(), {buf, i}); }
+  /// x * stride + y, an index (weakint).
+  const UOp *lin(const UOp *x, int64_t stride, const UOp *y) {
+    return op(Op::ADD, dtypes::WeakInt, {op(Op::MUL, dtypes::WeakInt, {x, ci(stride)}), y});
+  }
   const UOp *store(const UOp *buf, const UOp *i, const UOp *v) { return op(Op::STORE, dtypes::Void, {idx(buf, i), v}); }
   const UOp *end(const UOp *body, std::vector<const UOp *> ranges) {
     ranges.insert(ranges.begin(), body);

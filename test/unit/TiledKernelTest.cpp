@@ -105,12 +105,9 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
     DType f = dtypes::Float32;
     const UOp *c = k.p(0, f, m * n), *a = k.p(1, f, m * kk), *b = k.p(2, f, kk * n);
     const UOp *i = range(k.c, m, 0, "LOOP"), *j = range(k.c, n, 1, "LOOP"), *r = range(k.c, kk, 2, "REDUCE");
-    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
-      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
-    };
-    const UOp *bi = transposedB ? lin(j, kk, r) : lin(r, n, j);
-    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(i, kk, r)), k.idx(b, bi)}), {r});
-    const UOp *kern = k.sink({k.end(k.store(c, lin(i, n, j), red), {i, j})});
+    const UOp *bi = transposedB ? k.lin(j, kk, r) : k.lin(r, n, j);
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(i, kk, r)), k.idx(b, bi)}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, k.lin(i, n, j), red), {i, j})});
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
     float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
     for (int64_t x = 0; x < m * kk; ++x) as[x] = testInput(x, 3);
@@ -146,11 +143,8 @@ codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, in
     const UOp *c = k.p(0, f, heads * m * n), *a = k.p(1, f, heads * m * kk), *b = k.p(2, f, heads * n * kk);
     const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *j = range(k.c, n, 2, "LOOP"),
               *r = range(k.c, kk, 3, "REDUCE");
-    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
-      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
-    };
-    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, lin(lin(h, m, i), kk, r)), k.idx(b, lin(lin(h, n, j), kk, r))}), {r});
-    const UOp *kern = k.sink({k.end(k.store(c, lin(lin(h, m, i), n, j), red), {h, i, j})});
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(k.lin(h, m, i), kk, r)), k.idx(b, k.lin(k.lin(h, n, j), kk, r))}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, k.lin(k.lin(h, m, i), n, j), red), {h, i, j})});
     if (std::string(name) == "default") codegen::tileMatmul(kern, opts.kernel, {}, &chosen);
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, heads * m * n), buffer(k.c, 11, f, heads * m * kk),
                                      buffer(k.c, 12, f, heads * n * kk)})}),
@@ -169,11 +163,11 @@ codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, in
 // 0.25 - m[h, i]) * v[h, j, d]: a 4 x 64 register tile whose rows each need an
 // exp2 per step; the exps go to a table filled along j (hoistTileTerms).
 // Returns what the default options make of it.
-struct SoftmaxVShape {
+struct HoistedTerms {
   std::vector<int64_t> localBuffers;
   int64_t exps = 0, exp2InReduce = 0;
 };
-SoftmaxVShape checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
+HoistedTerms checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
   INFO("softmax(S) @ V: " << heads << " heads, " << m << " rows, " << keys << " keys, " << n << " columns");
   std::vector<double> ref(size_t(heads * m * n)), bound(size_t(heads * m * n));
   auto p = [&](int64_t h, int64_t i, int64_t j) {
@@ -189,7 +183,7 @@ SoftmaxVShape checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
         }
         ref[size_t((h * m + i) * n + d)] = s, bound[size_t((h * m + i) * n + d)] = mag;
       }
-  SoftmaxVShape shape;
+  HoistedTerms shape;
   for (const auto &[name, opts] : optimizationConfigs()) {
     CAPTURE(name);
     KB k;
@@ -198,14 +192,11 @@ SoftmaxVShape checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
               *mx = k.p(3, f, heads * m);
     const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *d = range(k.c, n, 2, "LOOP"),
               *j = range(k.c, keys, 3, "REDUCE");
-    auto lin = [&](const UOp *x, int64_t stride, const UOp *y) {
-      return k.op(Op::ADD, dtypes::WeakInt, {k.op(Op::MUL, dtypes::WeakInt, {x, k.ci(stride)}), y});
-    };
-    const UOp *row = lin(h, m, i);
-    const UOp *score = k.op(Op::MUL, f, {k.idx(s, lin(row, keys, j)), k.cf(0.25)});
+    const UOp *row = k.lin(h, m, i);
+    const UOp *score = k.op(Op::MUL, f, {k.idx(s, k.lin(row, keys, j)), k.cf(0.25)});
     const UOp *e = k.op(Op::EXP2, f, {k.op(Op::ADD, f, {score, k.op(Op::MUL, f, {k.idx(mx, row), k.cf(-1.0)})})});
-    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {e, k.idx(v, lin(lin(h, keys, j), n, d))}), {j});
-    const UOp *kern = k.sink({k.end(k.store(c, lin(row, n, d), red), {h, i, d})});
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {e, k.idx(v, k.lin(k.lin(h, keys, j), n, d))}), {j});
+    const UOp *kern = k.sink({k.end(k.store(c, k.lin(row, n, d), red), {h, i, d})});
     if (std::string(name) == "default") {
       const UOp *tiled = codegen::tileKernel(kern, opts.kernel);
       shape.localBuffers = localBufferSizes(tiled);
@@ -223,6 +214,54 @@ SoftmaxVShape checkSoftmaxV(int64_t heads, int64_t m, int64_t keys, int64_t n) {
     for (int64_t x = 0; x < heads * keys * n; ++x) vs[x] = testInput(x, 4);
     for (int64_t x = 0; x < heads * m; ++x) ms[x] = testInput(x, 5);
     for (int64_t x = 0; x < heads * m * n; ++x) got[x] = 1e30f;
+    run.go();
+    checkClose(got, ref, bound);
+  }
+  return shape;
+}
+
+// A weight gradient's recomputed activation, c[i, j] = sum_r exp2(a[i, r] *
+// 0.5) w[j, r] over a few rows: a tile of dot products whose rows' exp2 terms
+// every column tile would repeat; they go to one table over the row tiles
+// and r, filled before the tile. Returns what the default options make of it.
+HoistedTerms checkActivationDotTile(int64_t m, int64_t kk, int64_t n) {
+  INFO("exp2(a) @ W.T: " << m << "x" << kk << " by (" << n << "x" << kk << ")^T");
+  std::vector<double> ref(size_t(m * n)), bound(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (int64_t r = 0; r < kk; ++r) {
+        double v = std::exp2(double(testInput(i * kk + r, 3)) * 0.5) * double(testInput(j * kk + r, 4));
+        sum += v, mag += std::fabs(v);
+      }
+      ref[size_t(i * n + j)] = sum, bound[size_t(i * n + j)] = mag;
+    }
+  HoistedTerms shape;
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *c = k.p(0, f, m * n), *a = k.p(1, f, m * kk), *w = k.p(2, f, n * kk);
+    const UOp *i = range(k.c, m, 0, "LOOP"), *j = range(k.c, n, 1, "LOOP"), *r = range(k.c, kk, 2, "REDUCE");
+    const UOp *act = k.op(Op::EXP2, f, {k.op(Op::MUL, f, {k.idx(a, k.lin(i, kk, r)), k.cf(0.5)})});
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {act, k.idx(w, k.lin(j, kk, r))}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, k.lin(i, n, j), red), {i, j})});
+    if (std::string(name) == "default") {
+      codegen::MatmulTile tile;
+      const UOp *tiled = codegen::tileKernel(kern, opts.kernel, &tile);
+      CHECK(tile.alongReduction);
+      shape.localBuffers = localBufferSizes(tiled);
+      for (const UOp *u : toposort(tiled)) {
+        shape.exps += u->is(Op::EXP2);
+        if (u->is(Op::REDUCE))
+          for (const UOp *x : toposort(u->src(0))) shape.exp2InReduce += x->is(Op::EXP2);
+      }
+    }
+    Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, n * kk)})}), opts);
+    float *got = run.at<float>(10), *as = run.at<float>(11), *ws = run.at<float>(12);
+    for (int64_t x = 0; x < m * kk; ++x) as[x] = testInput(x, 3);
+    for (int64_t x = 0; x < n * kk; ++x) ws[x] = testInput(x, 4);
+    for (int64_t x = 0; x < m * n; ++x) got[x] = 1e30f;
     run.go();
     checkClose(got, ref, bound);
   }
@@ -283,8 +322,15 @@ TEST_CASE("tiled kernels: q @ k.T per head, a tile of dot products over an opera
 }
 
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {
-  SoftmaxVShape shape = checkSoftmaxV(2, 16, 64, 64);
+  HoistedTerms shape = checkSoftmaxV(2, 16, 64, 64);
   CHECK(shape.localBuffers == std::vector<int64_t>{4 * 64}); // one table row per tile row
   CHECK(shape.exps == 4);                                    // in the table's fill loop
   CHECK(shape.exp2InReduce == 0);                            // the tile reads the table
+}
+
+TEST_CASE("tiled kernels: exp2(a) @ W.T over 16 rows, a tile of dot products whose exp2 terms go to one table (16x128 by (64x128)^T)") {
+  HoistedTerms shape = checkActivationDotTile(16, 128, 64);
+  CHECK(shape.localBuffers == std::vector<int64_t>{16 * 128}); // every row tile's 4 terms, along r
+  CHECK(shape.exps == 4);                                      // in the fill, before the tile
+  CHECK(shape.exp2InReduce == 0);
 }
