@@ -86,6 +86,15 @@ int64_t kernelLoopWork(const UOp *sink) {
   return total;
 }
 
+namespace {
+// A job runs in up to 4 chunks per thread (Runtime/Parallel.cpp), each of
+// which fills the kernel's tables again: 8 on a machine of 2 cores.
+constexpr int64_t kTableRefills = 8;
+// A fill iteration evaluates a transcendental polynomial, some 25-30 ops where
+// an iteration of the loop nest is about one.
+constexpr int64_t kFillIterationCost = 32;
+} // namespace
+
 const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work) {
   if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
   std::vector<const UOp *> effects = topLevelEffects(sink);
@@ -96,10 +105,18 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t wor
   if (!n || *n < 2 || isReduceAxis(r)) return nullptr;
   // A table is filled by every chunk before its part of the loop (the body
   // runs it first): it may depend on no iteration of the loop.
-  for (size_t i = 0; i + 1 < effects.size(); ++i)
+  int64_t fillWork = 0;
+  for (size_t i = 0; i + 1 < effects.size(); ++i) {
     if (!fillsLocalTable(effects[i]) || dependsOn(effects[i], r)) return nullptr;
+    int64_t w = kernelLoopWork(effects[i]);
+    fillWork = w < 0 || fillWork > (int64_t(1) << 40) ? int64_t(1) << 40 : fillWork + w;
+  }
   if (work == -2) work = kernelLoopWork(sink);
   if (work < 0 || work < opts.threadMinWork) return nullptr;
+  // Threads pay only when the tables' refills cost less than the loop they
+  // split: k3's weight update (2048 gelu' into a table, then 131072 FMAs) was
+  // 2.4x slower on two threads, its 8 chunks each evaluating all 2048.
+  if (fillWork > 0 && work / kTableRefills / kFillIterationCost < fillWork) return nullptr;
 
   // Race freedom: stores are per-iteration, and stored buffers are only read
   // back at the index the same iteration writes.

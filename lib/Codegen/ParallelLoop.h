@@ -34,7 +34,8 @@ int64_t kernelLoopWork(const UOp *sink);
 /// kernel-local tables without it, which every chunk then runs first), a literal trip count >= 2, not a REDUCE
 /// axis; every STORE must depend on it (iterations write disjoint elements),
 /// and a buffer that is stored may only be loaded at exactly the stored index
-/// (in-place updates), so no iteration reads what another writes.
+/// (in-place updates), so no iteration reads what another writes. With tables,
+/// `work` must also outweigh their refills (every chunk fills them again).
 /// `work`: the kernel's loop work if not kernelLoopWork(sink) (-2), for a body
 /// rewritten from a kernel whose work it was.
 const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work = -2);
