@@ -17,15 +17,11 @@ namespace tgc::codegen {
 
 namespace {
 
-// `root` (a STORE, a REDUCE's summand) with j = outer * c + inner, its
-// integer and boolean expressions (indices, gates) simplified where they meet
-// the rest: the float arithmetic keeps tinygrad's exact form. Null when the
-// simplifier fails.
-const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp *inner, int64_t c) {
-  Context &ctx = root->context();
-  const UOp *at = ctx.get(Op::ADD, j->dtype(),
-                          {ctx.get(Op::MUL, j->dtype(), {outer, ctx.get(Op::CONST, j->dtype(), {}, tgc::Value::integer(c))}), inner});
-  const UOp *split = substitute(root, {{j, at}});
+// `root` with `map` substituted, its integer and boolean expressions
+// (indices, gates) simplified where they meet the rest: the float arithmetic
+// keeps tinygrad's exact form. Null when the simplifier fails.
+const UOp *substituteSimplified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  const UOp *split = substitute(root, map);
   std::unordered_map<const UOp *, const UOp *> simplified;
   auto intLike = [](const UOp *u) { return u->dtype().isInt() || u->dtype().isBool(); };
   for (const UOp *u : toposort(split)) {
@@ -38,6 +34,14 @@ const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp
     }
   }
   return substitute(split, simplified);
+}
+
+// `root` (a STORE, a REDUCE's summand) with j = outer * c + inner, simplified.
+const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp *inner, int64_t c) {
+  Context &ctx = root->context();
+  const UOp *at = ctx.get(Op::ADD, j->dtype(),
+                          {ctx.get(Op::MUL, j->dtype(), {outer, ctx.get(Op::CONST, j->dtype(), {}, tgc::Value::integer(c))}), inner});
+  return substituteSimplified(root, {{j, at}});
 }
 
 // The divisors c of j's trip count n (1 < c < n) that `root` divides j by
@@ -95,6 +99,42 @@ const UOp *splitReduceDivmod(const UOp *sink, const KernelOptions &opts) {
     }
   }
   return split.empty() ? sink : substitute(sink, split);
+}
+
+const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.mergeReduceRanges) return sink;
+  std::unordered_map<const UOp *, const UOp *> merged;
+  int64_t axis = maxAxisId(sink);
+  for (const UOp *u : toposort(sink)) {
+    if (!u->is(Op::REDUCE) || u->numSrc() < 3) continue;
+    // The innermost two ranges a (outer) and b become f = a * |b| + b while the
+    // summand then reads memory along f with no division by |b| left.
+    std::vector<const UOp *> ranges(u->src().begin() + 1, u->src().end());
+    const UOp *x = u->src(0);
+    while (ranges.size() >= 2) {
+      const UOp *a = ranges[ranges.size() - 2], *b = ranges.back();
+      std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
+      if (!na || !nb || unitStrideAccesses(x, b) != true) break;
+      const UOp *f = newRangeLike(b, *na * *nb, ++axis);
+      Context &ctx = u->context();
+      const UOp *c = ctx.get(Op::CONST, f->dtype(), {}, tgc::Value::integer(*nb));
+      const UOp *summand = substituteSimplified(
+          x, {{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, c})}, {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, c})}});
+      bool divides = false;
+      for (const UOp *n : summand ? toposort(summand) : std::vector<const UOp *>{})
+        divides |= (n->is(Op::FLOORDIV) || n->is(Op::FLOORMOD)) && dependsOn(n, f);
+      if (!summand || divides || unitStrideAccesses(summand, f) != true) break;
+      x = summand;
+      ranges.pop_back();
+      ranges.back() = f;
+    }
+    if (x == u->src(0)) continue;
+    // f runs (a, b) in their order: the same sums, even under strict fp.
+    std::vector<const UOp *> src{x};
+    src.insert(src.end(), ranges.begin(), ranges.end());
+    merged[u] = u->context().get(Op::REDUCE, u->dtype(), src, u->arg(), u->tag());
+  }
+  return merged.empty() ? sink : substitute(sink, merged);
 }
 
 } // namespace tgc::codegen

@@ -30,4 +30,13 @@ const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts);
 /// along k % c: the inner loop is contiguous, the order of the sum unchanged.
 const UOp *splitReduceDivmod(const UOp *sink, const KernelOptions &opts);
 
+/// The inverse, where it makes the loop longer: a REDUCE over (..., a, b)
+/// whose summand reads memory one element apart along b and, with a and b
+/// replaced by f // |b| and f % |b|, along a single range f of |a| |b| steps
+/// with no division left (a sum over a whole contiguous tensor: its ranges
+/// nest as rows of one array) reduces over (..., f) instead, repeatedly.
+/// Vectorized along b, each step of a summed the vector's lanes once.
+/// f runs (a, b) in their order: the same sums, under strict fp too.
+const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts);
+
 } // namespace tgc::codegen

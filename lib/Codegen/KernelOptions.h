@@ -79,9 +79,12 @@ struct KernelOptions {
   /// Sum the lanes of several reassociable vector accumulators as one tree
   /// of shuffles and adds (LaneSums.h): a tile of dot products' outputs.
   bool combineLaneSums = true;
+  /// Reduce over one long range where a reduction's innermost ranges nest as
+  /// rows of one contiguous array (DivmodSplit.h).
+  bool mergeReduceRanges = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -69,6 +69,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",
          [] { return kernelRewritePass(codegen::splitDivmod); }});
+  r.add({"merge-reduce-ranges", "reduce over one long range where a reduction's innermost ranges nest as rows of one contiguous array",
+         [] { return kernelRewritePass(codegen::mergeReduceRanges); }});
   r.add({"split-reduce-divmod", "reduce over k // c and k % c where a reduction reads its operands so (a contiguous inner loop)",
          [] { return kernelRewritePass(codegen::splitReduceDivmod); }});
   r.add({"split-gates", "split the innermost output loop compared with constants where the comparisons change (one loop per live reduction)",

@@ -201,3 +201,64 @@ TEST_CASE("split reduce divmod: reductions it must leave alone") {
     CHECK(codegen::splitReduceDivmod(kern, codegen::KernelOptions{}) == kern);
   }
 }
+
+namespace {
+// The sum of a whole [8][16][32] tensor (or, `transposed`, of its [32][16][8]
+// transpose read through strides), as tinygrad writes it: one REDUCE over
+// the three ranges.
+const UOp *fullSumKernel(KB &k, bool transposed = false) {
+  DType f = dtypes::Float32;
+  const UOp *out = k.p(0, f, 1), *x = k.p(1, f, 8 * 16 * 32);
+  const UOp *a = range(k.c, 8, 0, "REDUCE"), *b = range(k.c, 16, 1, "REDUCE"), *c = range(k.c, 32, 2, "REDUCE");
+  auto mul = [&](const UOp *r, int64_t n) { return k.op(Op::MUL, dtypes::WeakInt, {r, k.ci(n)}); };
+  auto add = [&](const UOp *x, const UOp *y) { return k.op(Op::ADD, dtypes::WeakInt, {x, y}); };
+  // tinygrad's flat index: a * 512 + b * 32 + c (transposed: c * 128 + b * 8 + a)
+  const UOp *at = transposed ? add(add(mul(c, 128), mul(b, 8)), a) : add(add(mul(a, 512), mul(b, 32)), c);
+  return k.sink({k.store(out, k.ci(0), k.reduce(Op::ADD, k.idx(x, at), {a, b, c}))});
+}
+
+std::vector<float> runFullSum(const CodegenOptions &opts) {
+  KB k;
+  DType f = dtypes::Float32;
+  Run run(k.linear({k.call(fullSumKernel(k), {buffer(k.c, 10, f, 1), buffer(k.c, 11, f, 8 * 16 * 32)})}), opts);
+  float *got = run.at<float>(10), *xs = run.at<float>(11);
+  for (int64_t i = 0; i < 8 * 16 * 32; ++i) xs[i] = testInput(i, 1);
+  got[0] = 1e30f;
+  run.go();
+  return {got, got + 1};
+}
+} // namespace
+
+TEST_CASE("merge reduce ranges: the sum of a contiguous tensor runs over one range of all its elements") {
+  KB k;
+  const UOp *kern = fullSumKernel(k);
+  const UOp *merged = codegen::mergeReduceRanges(kern, codegen::KernelOptions{});
+  REQUIRE(merged != kern);
+  const UOp *red = nullptr;
+  for (const UOp *u : toposort(merged))
+    if (u->is(Op::REDUCE)) red = u;
+  REQUIRE(red);
+  REQUIRE(red->numSrc() == 2);
+  CHECK(codegen::tripCount(red->src(1)) == 8 * 16 * 32);
+  CHECK(countOps(merged, Op::FLOORDIV) == 0);
+  CHECK(countOps(merged, Op::FLOORMOD) == 0);
+  CHECK(codegen::mergeReduceRanges(kern, codegen::KernelOptions::none()) == kern);
+  KB k2;
+  const UOp *strided = fullSumKernel(k2, /*transposed=*/true);
+  CHECK(codegen::mergeReduceRanges(strided, codegen::KernelOptions{}) == strided); // not one element apart
+}
+
+TEST_CASE("merge reduce ranges: the sum is the same under every config, and tinygrad's bit for bit under strict fp") {
+  double want = 0, mag = 0;
+  for (int64_t i = 0; i < 8 * 16 * 32; ++i) want += testInput(i, 1), mag += std::fabs(testInput(i, 1));
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    CHECK(std::fabs(runFullSum(opts)[0] - want) <= 1e-5 * mag);
+  }
+  CodegenOptions strict, unmerged;
+  strict.kernel.strictFP = true;
+  unmerged.kernel = strict.kernel;
+  unmerged.kernel.mergeReduceRanges = false;
+  float a = runFullSum(strict)[0], b = runFullSum(unmerged)[0];
+  CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+}

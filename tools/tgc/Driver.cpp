@@ -113,6 +113,7 @@ const OptimizationNames &optimizationNames() {
       {"split-divmod", &codegen::KernelOptions::splitDivmod},
       {"split-reduce-divmod", &codegen::KernelOptions::splitReduceDivmod},
       {"lane-sums", &codegen::KernelOptions::combineLaneSums},
+      {"merge-reduce-ranges", &codegen::KernelOptions::mergeReduceRanges},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
