@@ -120,10 +120,12 @@ const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts) {
       const UOp *c = ctx.get(Op::CONST, f->dtype(), {}, tgc::Value::integer(*nb));
       const UOp *summand = substituteSimplified(
           x, {{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, c})}, {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, c})}});
-      bool divides = false;
-      for (const UOp *n : summand ? toposort(summand) : std::vector<const UOp *>{})
-        divides |= (n->is(Op::FLOORDIV) || n->is(Op::FLOORMOD)) && dependsOn(n, f);
-      if (!summand || divides || unitStrideAccesses(summand, f) != true) break;
+      if (!summand) break;
+      std::vector<const UOp *> nodes = toposort(summand);
+      bool divides = std::any_of(nodes.begin(), nodes.end(), [&](const UOp *n) {
+        return (n->is(Op::FLOORDIV) || n->is(Op::FLOORMOD)) && dependsOn(n, f);
+      });
+      if (divides || unitStrideAccesses(summand, f) != true) break;
       x = summand;
       ranges.pop_back();
       ranges.back() = f;

@@ -18,9 +18,9 @@ namespace {
 // The reductions of `store`'s value that move with the output loop `inner`
 // (not those inside another one's summand), when the value has a
 // transcendental outside its reductions and they read nothing the kernel
-// writes (their results are stored before any of the kernel's stores);
-// otherwise none.
-std::vector<const UOp *> epilogueReductions(const UOp *sink, const UOp *store, const UOp *inner) {
+// (`nodes`, its toposort) writes (their results are stored before any of the
+// kernel's stores); otherwise none.
+std::vector<const UOp *> epilogueReductions(std::span<const UOp *const> nodes, const UOp *store, const UOp *inner) {
   std::vector<const UOp *> reductions;
   std::unordered_set<const UOp *> inReduction;
   std::vector<const UOp *> value = toposort(store->src(1));
@@ -35,7 +35,6 @@ std::vector<const UOp *> epilogueReductions(const UOp *sink, const UOp *store, c
   if (!costlyEpilogue) return {};
   // A reduction that does not move with the inner loop stays (LLVM moves it out of the loop).
   std::erase_if(reductions, [&](const UOp *r) { return !dependsOn(r->src(0), inner); });
-  std::vector<const UOp *> nodes = toposort(sink);
   std::unordered_set<const UOp *> stored = storedBuffers(nodes);
   for (const UOp *r : reductions) {
     for (const UOp *n : toposort(r))
@@ -54,9 +53,9 @@ const UOp *splitEpilogue(const UOp *sink, const KernelOptions &opts) {
   const UOp *inner = end->src(end->numSrc() - 1); // the innermost output loop
   std::optional<int64_t> trip = tripCount(inner);
   if (!trip || *trip < 2 || *trip > kMaxEpilogueRow) return sink;
-  std::vector<const UOp *> reductions = epilogueReductions(sink, store, inner);
-  if (reductions.empty()) return sink;
   std::vector<const UOp *> nodes = toposort(sink);
+  std::vector<const UOp *> reductions = epilogueReductions(nodes, store, inner);
+  if (reductions.empty()) return sink;
 
   // END(GROUP(END(STORE(row[j'], R[j -> j']), j'), END(STORE(out, E(row[j])), j)), outer loops)
   Context &ctx = sink->context();
@@ -84,25 +83,23 @@ const UOp *splitTileEpilogue(const UOp *sink, const KernelOptions &opts, MatmulT
   const UOp *end = sink->src(0), *store = end->src(0);
   if (store->numSrc() != 2) return nullptr;
   std::span<const UOp *const> loops = end->src().subspan(1);
-  std::vector<const UOp *> reductions = epilogueReductions(sink, store, loops.back());
+  std::vector<const UOp *> nodes = toposort(sink);
+  std::vector<const UOp *> reductions = epilogueReductions(nodes, store, loops.back());
   if (reductions.size() != 1) return nullptr;
   const UOp *r = reductions[0];
 
   // out[...] = E(R) becomes out'[dense] = R, tiled, then out[...] = E(out'[dense]),
   // out' a kernel-local buffer indexed row-major by the output loops.
   Context &ctx = sink->context();
-  const UOp *dense = nullptr;
   int64_t elements = 1;
   for (const UOp *loop : loops) {
     std::optional<int64_t> trip = tripCount(loop);
     if (!trip) return nullptr;
-    const UOp *scaled = dense ? ctx.get(Op::MUL, loop->dtype(), {dense, ctx.get(Op::CONST, loop->dtype(), {}, tgc::Value::integer(*trip))}) : nullptr;
-    dense = scaled ? ctx.get(Op::ADD, loop->dtype(), {scaled, loop}) : loop;
     elements *= *trip;
   }
   if (elements > kMaxEpilogueTile) return nullptr;
-  const UOp *results = localBuffer(globalBufferOf(toposort(sink), r->dtype()), elements, 1);
-  const UOp *at = ctx.get(Op::INDEX, r->dtype(), {results, dense});
+  const UOp *results = localBuffer(globalBufferOf(nodes, r->dtype()), elements, 1);
+  const UOp *at = ctx.get(Op::INDEX, r->dtype(), {results, rowMajorIndex(loops)});
   std::vector<const UOp *> fillSrc{ctx.get(Op::STORE, dtypes::Void, {at, r})};
   fillSrc.insert(fillSrc.end(), loops.begin(), loops.end());
   const UOp *fill = ctx.get(Op::SINK, sink->dtype(), {ctx.get(Op::END, end->dtype(), fillSrc, end->arg())}, sink->arg(), sink->tag());

@@ -158,21 +158,11 @@ private:
     bool shortReduction = points(deps & reduceBits_) < kMinTileReduction;
     layout.insert(shortReduction ? layout.begin() : layout.end(), reduction.begin(), reduction.end());
     std::unordered_map<const UOp *, const UOp *> fresh;
-    const UOp *flat = nullptr, *flatFresh = nullptr;
-    for (const UOp *r : layout) {
-      const UOp *r2 = fresh[r] = newRangeLike(end->src(1), *tripCount(r), ++axis_);
-      auto step = [&](const UOp *acc, const UOp *x) {
-        if (!acc) return x;
-        const UOp *n = ctx_.get(Op::CONST, x->dtype(), {}, tgc::Value::integer(*tripCount(r)));
-        return ctx_.get(Op::ADD, x->dtype(), {ctx_.get(Op::MUL, x->dtype(), {acc, n}), x});
-      };
-      flat = step(flat, r);
-      flatFresh = step(flatFresh, r2);
-    }
+    std::vector<const UOp *> loops; // the fill's: fresh copies of the layout's ranges
+    for (const UOp *r : layout) loops.push_back(fresh[r] = newRangeLike(end->src(1), *tripCount(r), ++axis_));
+    const UOp *flat = rowMajorIndex(layout), *flatFresh = rowMajorIndex(loops);
     // The fill loops in layout order, but the one its loads step through one
     // element at a time innermost (h[k, j] is read along j whatever the layout).
-    std::vector<const UOp *> loops;
-    for (const UOp *r : layout) loops.push_back(fresh[r]);
     for (const UOp *r : layout)
       if (unitStrideAccesses(term, r) == true) {
         std::erase(loops, fresh[r]);
@@ -208,24 +198,40 @@ const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts) {
 
 namespace {
 
-// The largest parts of `u` with a transcendental that a table can hold: only
-// ALU ops, casts, constants, ranges and loads, no REDUCE, not moving with any
-// of the `inner` loops.
-void tileTerms(const UOp *u, std::span<const UOp *const> inner, std::vector<const UOp *> &terms,
+// Of a node of a tile: a transcendental in it; only ALU ops, casts,
+// constants, ranges and loads in it (no REDUCE).
+struct TermFacts {
+  bool costly = false, movable = true;
+};
+using TermFactsMap = std::unordered_map<const UOp *, TermFacts>;
+
+TermFactsMap termFacts(const UOp *root) {
+  TermFactsMap facts;
+  for (const UOp *u : toposort(root)) { // sources first
+    TermFacts f{isTranscendental(u), u->isIn(group::Elementwise) || u->is(Op::CONST) || u->is(Op::RANGE) ||
+                                         u->is(Op::INDEX) || u->is(Op::PARAM)};
+    for (const UOp *s : u->src()) {
+      f.costly |= facts[s].costly;
+      f.movable &= facts[s].movable;
+    }
+    facts[u] = f;
+  }
+  return facts;
+}
+
+// The largest parts of `u` with a transcendental that a table can hold
+// (movable), not moving with any of the `inner` loops.
+void tileTerms(const UOp *u, const TermFactsMap &facts, std::span<const UOp *const> inner, std::vector<const UOp *> &terms,
                std::unordered_set<const UOp *> &seen) {
   if (!seen.insert(u).second) return;
-  bool costly = false, movable = true;
-  for (const UOp *n : toposort(u)) {
-    costly |= isTranscendental(n);
-    movable &= n->isIn(group::Elementwise) || n->is(Op::CONST) || n->is(Op::RANGE) || n->is(Op::INDEX) || n->is(Op::PARAM);
-  }
-  if (!costly || u->is(Op::INDEX)) return;
+  const TermFacts &f = facts.at(u);
+  if (!f.costly || u->is(Op::INDEX)) return;
   bool invariant = std::none_of(inner.begin(), inner.end(), [&](const UOp *l) { return dependsOn(u, l); });
-  if (movable && invariant && u->dtype().isFloat()) {
+  if (f.movable && invariant && u->dtype().isFloat()) {
     terms.push_back(u);
     return;
   }
-  for (const UOp *s : u->src()) tileTerms(s, inner, terms, seen);
+  for (const UOp *s : u->src()) tileTerms(s, facts, inner, terms, seen);
 }
 
 } // namespace
@@ -248,10 +254,11 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
     }
   std::optional<int64_t> kN = k ? tripCount(k) : std::nullopt;
   if (!kN) return tiled;
+  TermFactsMap facts = termFacts(end->src(0));
   auto termsInvariantIn = [&](std::span<const UOp *const> inner) {
     std::vector<const UOp *> terms;
     std::unordered_set<const UOp *> seen;
-    for (const UOp *r : reduces) tileTerms(r->src(0), inner, terms, seen);
+    for (const UOp *r : reduces) tileTerms(r->src(0), facts, inner, terms, seen);
     return terms;
   };
   // A table per iteration of the outer loops the terms depend on, ahead of
@@ -291,20 +298,17 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
   std::vector<const UOp *> fillLoops;
   for (const UOp *l : indexLoops) fillLoops.push_back(fresh[l] = newRangeLike(loops[0], *tripCount(l), ++axis));
   fillLoops.push_back(fresh[k] = newRangeLike(loops[0], *kN, ++axis));
-  auto literal = [&](int64_t v) { return ctx.get(Op::CONST, k->dtype(), {}, tgc::Value::integer(v)); };
-  auto at = [&](size_t t, auto rangeOf) {
-    const UOp *flat = literal(int64_t(t));
-    for (const UOp *l : indexLoops)
-      flat = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {flat, literal(*tripCount(l))}), rangeOf(l)});
-    flat = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {flat, literal(*kN)}), rangeOf(k)});
-    return ctx.get(Op::INDEX, terms[t]->dtype(), {table, flat});
+  std::vector<const UOp *> tableRanges(indexLoops);
+  tableRanges.push_back(k);
+  auto at = [&](size_t t, std::span<const UOp *const> ranges) {
+    const UOp *row = ctx.get(Op::CONST, k->dtype(), {}, tgc::Value::integer(int64_t(t)));
+    return ctx.get(Op::INDEX, terms[t]->dtype(), {table, rowMajorIndex(ranges, row)});
   };
   std::vector<const UOp *> fills;
   std::unordered_map<const UOp *, const UOp *> fromTable;
   for (size_t t = 0; t < terms.size(); ++t) {
-    fills.push_back(ctx.get(Op::STORE, dtypes::Void,
-                            {at(t, [&](const UOp *l) { return fresh[l]; }), substitute(terms[t], fresh)}));
-    fromTable[terms[t]] = at(t, [](const UOp *l) { return l; });
+    fills.push_back(ctx.get(Op::STORE, dtypes::Void, {at(t, fillLoops), substitute(terms[t], fresh)}));
+    fromTable[terms[t]] = at(t, tableRanges);
   }
   std::vector<const UOp *> fillSrc{ctx.get(Op::GROUP, dtypes::Void, fills)};
   fillSrc.insert(fillSrc.end(), fillLoops.begin(), fillLoops.end());

@@ -56,9 +56,7 @@ Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
 }
 
 // A float EXP2, LOG2, SIN or POW: a polynomial unless libm is asked for.
-bool isPolynomialOp(const UOp *n) {
-  return (n->is(Op::EXP2) || n->is(Op::LOG2) || n->is(Op::SIN) || n->is(Op::POW)) && n->dtype().isFloat();
-}
+bool isPolynomialOp(const UOp *n) { return isTranscendental(n) && n->dtype().isFloat(); }
 
 // Whether a kernel computes one.
 bool evaluatesPolynomial(const UOp *sink) {

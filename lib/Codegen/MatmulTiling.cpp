@@ -92,6 +92,20 @@ const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot) {
                  tgc::Value::object(arg.cls(), names, items));
 }
 
+const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start) {
+  const UOp *flat = start;
+  for (const UOp *r : ranges) {
+    if (!flat) {
+      flat = r;
+      continue;
+    }
+    Context &ctx = r->context();
+    const UOp *n = ctx.get(Op::CONST, r->dtype(), {}, tgc::Value::integer(*tripCount(r)));
+    flat = ctx.get(Op::ADD, r->dtype(), {ctx.get(Op::MUL, r->dtype(), {flat, n}), r});
+  }
+  return flat;
+}
+
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
   if (chosen) *chosen = MatmulTile{0, 0, 0, false};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
@@ -337,9 +351,9 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
 }
 
 // The loop work of the kernel as tiled: the fills that hoistInvariant and
-// splitEpilogue add repeat loops it has. An iteration of a register tile is rows x columns FMAs, 16 to a vector,
-// where an untiled iteration is about one vector op: counted as its vector
-// FMAs (before, a tile counted as one, and matmuls up to 256^3 ran on one core:
+// splitEpilogue add repeat loops it has. An iteration of a register tile is
+// rows x columns FMAs, 16 to a vector, where an untiled iteration is about one
+// vector op: counted as its vector FMAs (before, a tile counted as one, and matmuls up to 256^3 ran on one core:
 // matmul_128 19.7 -> 12.4 us and matmul_256 158 -> 81 us on two; matmul_64 stays
 // on one, 2.5 us, where waking the pool costs more than it saves).
 int64_t threadsWork(const UOp *tiled, const MatmulTile &tile) {

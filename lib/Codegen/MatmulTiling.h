@@ -60,6 +60,10 @@ const UOp *globalBufferOf(std::span<const UOp *const> nodes, DType dt);
 /// A LOCAL PARAM of `elements` elements typed like the PARAM `like`; buffers
 /// of one kernel with the same size and type are told apart by `slot`.
 const UOp *localBuffer(const UOp *like, int64_t elements, int64_t slot = 0);
+/// The row-major index over `ranges` (each with a literal trip count), the
+/// outermost first: ((start * |r0| + r0) * |r1| + r1) ...; without `start`,
+/// r0 leads.
+const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start = nullptr);
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on

@@ -143,20 +143,19 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
   // dot-product tile's sum over (ko, ki) (a reduction split by DivmodSplit.h),
   // its summand at each value of a short ko, summed first. Vectorized along
   // ki, a loop over ko would sum the vector's lanes once per step of ko.
-  std::vector<std::vector<const UOp *>> terms;
-  size_t firstLoop = 1;
   std::optional<int64_t> outerSteps = u->numSrc() == 3 ? tripCount(u->src(1)) : std::nullopt;
   bool unrollOuter = alongReduction && rop == Op::ADD && outerSteps && *outerSteps <= kMaxUnrolledOuterSteps;
+  const size_t firstLoop = unrollOuter ? 2 : 1;
+  std::vector<std::vector<const UOp *>> terms;
   for (const UOp *g : group) {
-    terms.emplace_back();
+    std::vector<const UOp *> &summed = terms.emplace_back();
     if (!unrollOuter) {
-      terms.back().push_back(g->src(0));
+      summed.push_back(g->src(0));
       continue;
     }
     const UOp *ko = u->src(1);
     for (int64_t o = 0; o < *outerSteps; ++o)
-      terms.back().push_back(substitute(g->src(0), {{ko, u->context().get(Op::CONST, ko->dtype(), {}, tgc::Value::integer(o))}}));
-    firstLoop = 2;
+      summed.push_back(substitute(g->src(0), {{ko, u->context().get(Op::CONST, ko->dtype(), {}, tgc::Value::integer(o))}}));
   }
   std::vector<scf::ForOp> loops;
   for (size_t i = firstLoop; i < u->numSrc(); ++i) {
@@ -172,8 +171,11 @@ std::vector<mlir::Value> KernelLowering::reduceNest(const UOp *u, const std::vec
       mlir::Value t = operand(term, dt);
       if (!t) break;
       setInsertion(scopes_.size() - 1);
-      v = !v ? t : check(u, num_.alu(rop, dt, dt, {v, t}));
-      if (v && v != t) setFastMath(v, arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
+      if (!v) {
+        v = t;
+      } else if ((v = check(u, num_.alu(rop, dt, dt, {v, t})))) {
+        setFastMath(v, arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
+      }
     }
     if (!v) break;
     setInsertion(scopes_.size() - 1);
