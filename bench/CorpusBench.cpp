@@ -168,6 +168,7 @@ nlohmann::json compileGraph(const fs::path &dir) {
       plans.push_back(msSince(t0));
     }
     std::sort(plans.begin(), plans.end());
+    row["tgc_schedule_samples_ms"] = samples;
     row["tgc_schedule_only_first_ms"] = samples.front();
     std::sort(samples.begin(), samples.end());
     row["tgc_schedule_only_ms"] = samples[samples.size() / 2];

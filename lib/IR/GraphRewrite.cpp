@@ -19,6 +19,8 @@ namespace tgc {
 
 namespace {
 
+using ReplaceMap = std::unordered_map<const UOp *, const UOp *>;
+
 struct Item {
   const UOp *n;
   const UOp *newN;
@@ -56,8 +58,8 @@ using RewriteScratchPool = ScratchPool<RewriteScratch>;
 class Rewriter {
 public:
   Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
-           Context &ctx, RewriteScratch &scratch)
-      : pm_(pm), bpm_(bpm), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged),
+           Context &ctx, RewriteScratch &scratch, const ReplaceMap *replace = nullptr)
+      : pm_(pm), bpm_(bpm), replace_(replace), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged),
         state_(scratch.state), waits_(scratch.waits), stack_(scratch.stack), walkStack_(scratch.walkStack),
         seen_(scratch.seen), src_(scratch.src) {
     scratch.reset(ctx);
@@ -116,6 +118,11 @@ private:
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
   const UOp *bpmRewrite(const UOp *x, bool &gated) {
     gated = false;
+    if (replace_) {
+      auto it = replace_->find(x);
+      if (it == replace_->end() || it->second == x) return nullptr;
+      return countStep(x) ? it->second : nullptr;
+    }
     if (!bpm_->hasRulesFor(x->op())) return nullptr; // nothing to run, nothing to remember
     // One lookup: the slot stays put while the rules run (a nested rewrite has its own table).
     NodeState &st = state_[x];
@@ -199,7 +206,7 @@ private:
 
   void stage0(const UOp *n, NodeState &nst) {
     const UOp *newN = n;
-    if (bpm_) {
+    if (bpm_ || replace_) {
       // apply the pre-order rules until they no longer fire
       const UOp *test = n;
       seen_.clear();
@@ -322,6 +329,7 @@ private:
   }
 
   const PatternMatcher *pm_, *bpm_;
+  const ReplaceMap *replace_;
   RewriteEnv &env_;
   bool enterCalls_;
   const std::function<bool(const UOp *)> &unchanged_;
@@ -344,6 +352,18 @@ Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots,
   RewriteScratchPool::Lease scratch;
   Rewriter rw(post, pre, env, opts, roots[0]->context(), *scratch);
   return rw.run(roots, opts.walk);
+}
+
+Result<const UOp *> substituteRewrite(const UOp *root, const ReplaceMap &map,
+                                      const std::function<bool(const UOp *)> &unchanged) {
+  RewriteEnv env;
+  RewriteOptions opts;
+  opts.unchanged = unchanged;
+  RewriteScratchPool::Lease scratch;
+  Rewriter rw(nullptr, nullptr, env, opts, root->context(), *scratch, &map);
+  auto r = rw.run(std::span<const UOp *const>(&root, 1), /*walk=*/false);
+  if (!r) return r.error();
+  return r.value()[0];
 }
 
 Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm) {

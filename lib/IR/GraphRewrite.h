@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace tgc {
@@ -74,6 +75,14 @@ Result<const UOp *> graphRewrite(const UOp *root, const PatternMatcher &pm, C &c
 /// for a matcher whose rules read nothing but the nodes (no context object,
 /// no state), so that a node is rewritten once however often it is asked for.
 Result<const UOp *> graphRewritePure(const UOp *root, const PatternMatcher &pm);
+
+/// tinygrad's UOp.substitute: graph_rewrite(bottom_up=True) whose only
+/// pre-order rule replaces a node found in `map` by its value (a node mapped
+/// to itself is kept). Replacements are rewritten again, to a fixed point, as
+/// that rewrite does; the map is looked up directly instead of through a
+/// catch-all pattern. `unchanged` as in RewriteOptions.
+Result<const UOp *> substituteRewrite(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map,
+                                      const std::function<bool(const UOp *)> &unchanged = {});
 
 /// Rewrites all roots of a graph in place.
 Status graphRewrite(Graph &g, const PatternMatcher &pm, const RewriteOptions &opts = {});

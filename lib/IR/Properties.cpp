@@ -15,6 +15,7 @@
 #include "IR/UOp.h"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <set>
 #include <unordered_set>
@@ -44,6 +45,17 @@ struct ShapeTable {
   std::unordered_set<InternedShape, InternedShapeHash> shapes; // elements keep their addresses
   std::deque<std::string> errors;
   InternedShape scalar{{}, {}, true};
+  // Devices, kept like shapes: a node whose device is its source's points at
+  // the same Value instead of copying it (a shared payload's refcount).
+  std::deque<Value> devices;
+  static inline const Value noDevice{};
+
+  const Value *device(Value d) {
+    if (d.isNone()) return &noDevice;
+    // buffers come in runs on one device: the last one is usually the same
+    if (devices.empty() || !(devices.back() == d)) devices.push_back(std::move(d));
+    return &devices.back();
+  }
 
   const InternedShape *intern(Shape dims) {
     if (dims.empty()) return &scalar; // most nodes of a schedule
@@ -62,7 +74,7 @@ struct ShapeTable {
 struct Props {
   const InternedShape *shape = nullptr;      ///< nullptr: no shape (or an invalid one)
   const std::string *shapeError = nullptr;   ///< why the shape is invalid, or nullptr
-  Value device;
+  const Value *device = &ShapeTable::noDevice; ///< in the ShapeTable, or a source's
   std::optional<AddrSpace> addrspace;
 };
 
@@ -441,30 +453,30 @@ Value deviceField(const Value &arg) {
   return d->kind() == Value::Kind::List ? Value::tuple(d->items()) : *d;
 }
 
-Value computeDevice(const UOp *u, PropsOf props) {
+const Value *computeDevice(const UOp *u, PropsOf props, ShapeTable &t) {
   using enum Op;
   switch (u->op()) {
-  case PARAM: case STAGE: case BUFFER: return deviceField(u->arg());
-  case AFTER: return u->numSrc() ? props(u->src(0)).device : Value();
+  case PARAM: case STAGE: case BUFFER: return t.device(deviceField(u->arg()));
+  case AFTER: return u->numSrc() ? props(u->src(0)).device : &ShapeTable::noDevice;
   case MSELECT: {
-    if (!u->numSrc()) return Value();
-    const Value &d = props(u->src(0)).device;
+    if (!u->numSrc()) return &ShapeTable::noDevice;
+    const Value &d = *props(u->src(0)).device;
     if (!d.isSequence() || !u->arg().isInt() || u->arg().getInt() < 0 || size_t(u->arg().getInt()) >= d.size())
-      return Value();
-    return d[u->arg().getInt()];
+      return &ShapeTable::noDevice;
+    return t.device(d[u->arg().getInt()]);
   }
   case MSTACK: {
     std::vector<Value> ds;
-    for (const UOp *s : u->src()) ds.push_back(props(s).device);
-    return Value::tuple(std::move(ds));
+    for (const UOp *s : u->src()) ds.push_back(*props(s).device);
+    return t.device(Value::tuple(std::move(ds)));
   }
-  case COPY: return u->arg().kind() == Value::Kind::List ? Value::tuple(u->arg().items()) : u->arg();
-  case ALLREDUCE: return u->arg().isSequence() && u->arg().size() == 2 ? u->arg()[1] : Value();
+  case COPY: return t.device(u->arg().kind() == Value::Kind::List ? Value::tuple(u->arg().items()) : u->arg());
+  case ALLREDUCE: return t.device(u->arg().isSequence() && u->arg().size() == 2 ? u->arg()[1] : Value());
   default: break;
   }
   for (const UOp *s : u->src())
-    if (!props(s).device.isNone()) return props(s).device;
-  return Value();
+    if (!props(s).device->isNone()) return props(s).device;
+  return &ShapeTable::noDevice;
 }
 
 std::optional<AddrSpace> computeAddrSpace(const UOp *u, PropsOf props) {
@@ -516,13 +528,57 @@ struct UOp::PropertyCache : Props {
   }
   static void fillOne(const UOp *u) {
     PropertyCache *p = u->context().analysis<NodeArena<PropertyCache>>().make();
-    ShapeOr s = computeShape(u, &filled);
     ShapeTable &shapes = u->context().analysis<ShapeTable>();
-    if (s.shape) p->shape = shapes.intern(std::move(*s.shape));
-    if (!s.error.empty()) p->shapeError = &shapes.errors.emplace_back(std::move(s.error));
-    p->device = computeDevice(u, &filled);
+    if (!sharedShape(u, p->shape)) {
+      ShapeOr s = computeShape(u, &filled);
+      if (s.shape) p->shape = shapes.intern(std::move(*s.shape));
+      if (!s.error.empty()) p->shapeError = &shapes.errors.emplace_back(std::move(s.error));
+    } else {
+      assert(sameAsComputed(u, p->shape, shapes));
+    }
+    p->device = computeDevice(u, &filled, shapes);
     p->addrspace = computeAddrSpace(u, &filled);
     u->props_ = p;
+  }
+  static bool sameAsComputed([[maybe_unused]] const UOp *u, [[maybe_unused]] const InternedShape *shape,
+                             [[maybe_unused]] ShapeTable &shapes) {
+#ifndef NDEBUG
+    ShapeOr s = computeShape(u, &filled);
+    return s.error.empty() && (s.shape ? shapes.intern(std::move(*s.shape)) == shape : shape == nullptr);
+#else
+    return true;
+#endif
+  }
+  /// The common cases of computeShape that need no new shape: a scalar leaf,
+  /// a node that takes its first source's shape, an elementwise op over
+  /// sources of one shape. Sets `shape` (null: no shape) and returns true, or
+  /// returns false for computeShape to work it out (and any error).
+  static bool sharedShape(const UOp *u, const InternedShape *&shape) {
+    using enum Op;
+    static constexpr OpSet kLeaves{CONST, GETADDR, RANGE, SPECIAL};
+    // computeShape's srcShape(0, false) cases (NOOP only with a source)
+    static constexpr OpSet kFirstSource = group::Unary | OpSet{CAST, MSTACK, MSELECT, DETACH, CONTIGUOUS,
+                                                               CONTIGUOUS_BACKWARD, AFTER, LOAD, COPY, ALLREDUCE,
+                                                               STORE, END, NOOP};
+    if (u->isIn(kLeaves)) {
+      shape = &u->context().analysis<ShapeTable>().scalar;
+      return true;
+    }
+    if (!u->numSrc()) return false;
+    const Props &first = filled(u->src(0));
+    if (first.shapeError) return false;
+    if (u->isIn(kFirstSource)) {
+      if (u->isIn(group::Unary | OpSet{CAST}) && u->numSrc() != 1) return false;
+      shape = first.shape;
+      return true;
+    }
+    if (!u->isIn(group::Broadcastable) || !first.shape) return false;
+    for (const UOp *s : u->src().subspan(1)) {
+      const Props &sp = filled(s);
+      if (sp.shape != first.shape || sp.shapeError) return false;
+    }
+    shape = first.shape;
+    return true;
   }
 };
 
@@ -539,7 +595,7 @@ const std::string &UOp::shapeError() const {
   const Props &p = PropertyCache::of(this);
   return p.shapeError ? *p.shapeError : none;
 }
-const Value &UOp::device() const { return PropertyCache::of(this).device; }
+const Value &UOp::device() const { return *PropertyCache::of(this).device; }
 std::optional<AddrSpace> UOp::addrspace() const { return PropertyCache::of(this).addrspace; }
 
 } // namespace tgc

@@ -5,6 +5,7 @@
 #include "IR/PtrMap.h"
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 #include <unordered_set>
 
@@ -77,6 +78,11 @@ std::string UOp::str() const {
 }
 
 Context::Context() : table_(1024, TableSlot{0, 0}) {}
+
+size_t Context::newAnalysisSlot() {
+  static std::atomic<size_t> next{0};
+  return next++;
+}
 
 Context::~Context() {
   for (size_t i = 0; i < size_; ++i) chunks_[i / kNodesPerChunk][i % kNodesPerChunk].~UOp();

@@ -180,11 +180,15 @@ public:
   /// nodes (tinygrad caches such properties on the UOp itself), made on first
   /// use and kept as long as the nodes are. T must be default-constructible.
   template <typename T> T &analysis() {
-    static const char key = 0; // one address per T
-    for (auto &[k, a] : analyses_)
-      if (k == &key) return static_cast<Holder<T> &>(*a).value;
-    analyses_.emplace_back(&key, std::make_unique<Holder<T>>());
-    return static_cast<Holder<T> &>(*analyses_.back().second).value;
+    // Asked for on every node a pass makes (shapes, ranges, memos): one
+    // index per T, the same in every Context, instead of a search by key.
+    static const size_t slot = newAnalysisSlot();
+    if (slot >= analyses_.size()) [[unlikely]]
+      analyses_.resize(slot + 1);
+    std::unique_ptr<HolderBase> &a = analyses_[slot];
+    if (!a) [[unlikely]]
+      a = std::make_unique<Holder<T>>();
+    return static_cast<Holder<T> &>(*a).value;
   }
 
 private:
@@ -194,7 +198,8 @@ private:
   template <typename T> struct Holder : HolderBase {
     T value;
   };
-  std::vector<std::pair<const void *, std::unique_ptr<HolderBase>>> analyses_;
+  static size_t newAnalysisSlot(); ///< the next free index into analyses_ (process-wide)
+  std::vector<std::unique_ptr<HolderBase>> analyses_;
 
   const UOp *const *storeSrc(std::span<const UOp *const> src);
   void growTable(size_t slots); ///< rehash into `slots` (a power of two)

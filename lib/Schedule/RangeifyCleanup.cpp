@@ -26,23 +26,32 @@ static const UOp *cleanupDeadAxes(const UOp *b) {
   if (!stageOpts(b).removable) return nullptr;
   const UOp *src = b->src(0);
   if (isAlwaysRun(src) || src->is(Op::AFTER)) return nullptr;
-  IShape bs = shapeOf(b), re;
-  std::vector<const UOp *> newRng{src};
-  bool hit = false;
   RangeCache &rc = rangeCache();
   const std::vector<const UOp *> &live = rc.ranges(src);
-  for (size_t i = 1; i < b->numSrc() && i - 1 < bs.size(); ++i) {
+  auto dead = [&](const UOp *rng) {
+    return rng->is(Op::CONST) || (rng->is(Op::RANGE) && std::find(live.begin(), live.end(), rng) == live.end());
+  };
+  // Most STAGEs use all their axes: decide that before deriving the shape
+  // (which fills the shapes of the whole value below the STAGE).
+  bool hit = false;
+  for (size_t i = 1; i < b->numSrc(); ++i) {
     const UOp *rng = b->src(i);
     if (rng->is(Op::RANGE) && !rng->src(0)->is(Op::CONST)) return nullptr;
-    if (rng->is(Op::CONST) || (rng->is(Op::RANGE) && std::find(live.begin(), live.end(), rng) == live.end())) {
+    hit |= dead(rng);
+  }
+  if (!hit) return nullptr;
+  // A STAGE's shape starts with one axis per range.
+  IShape bs = shapeOf(b), re;
+  std::vector<const UOp *> newRng{src};
+  for (size_t i = 1; i < b->numSrc() && i - 1 < bs.size(); ++i) {
+    const UOp *rng = b->src(i);
+    if (dead(rng)) {
       re.push_back(1);
-      hit = true;
     } else {
       re.push_back(bs[i - 1]);
       newRng.push_back(rng);
     }
   }
-  if (!hit) return nullptr;
   return broadcastTo(reshape(b->withSrc(newRng), re), bs);
 }
 

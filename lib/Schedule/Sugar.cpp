@@ -18,35 +18,25 @@ const UOp *rewrite(const UOp *root, const PatternMatcher &pm, const RewriteOptio
   return *r;
 }
 
-namespace {
-struct SubstMap {
-  const std::unordered_map<const UOp *, const UOp *> *map;
-};
-} // namespace
-
 const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
-  std::unordered_map<const UOp *, const UOp *> m;
-  for (auto [k, v] : map)
-    if (k != v) m.emplace(k, v);
-  if (m.empty()) return root;
-  static const PatternMatcher pm({rule(UPat().named("x"), [](Match &mm) -> const UOp * {
-    const auto &mp = *mm.ctx<SubstMap>().map;
-    auto it = mp.find(mm.root());
-    return it == mp.end() ? nullptr : it->second;
-  })});
-  SubstMap ctx{&m};
-  RewriteOptions opts = preOrder();
+  bool replaces = false;
   // Replacing only RANGEs (inlining a STAGE): a subgraph with no RANGE in the
   // keys' id span holds no key, and the rewrite would rebuild nothing in it.
   uint32_t lo = UINT32_MAX, hi = 0;
   bool onlyRanges = true;
-  for (auto [k, v] : m) {
+  for (auto [k, v] : map) {
+    if (k == v) continue;
+    replaces = true;
     onlyRanges &= k->is(Op::RANGE);
     lo = std::min(lo, k->id());
     hi = std::max(hi, k->id());
   }
-  if (onlyRanges) opts.unchanged = [lo, hi](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
-  return rewrite(root, pm, ctx, opts);
+  if (!replaces) return root;
+  std::function<bool(const UOp *)> unchanged;
+  if (onlyRanges) unchanged = [lo, hi](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
+  Result<const UOp *> r = substituteRewrite(root, map, unchanged);
+  if (!r) throw ScheduleError(r.error());
+  return *r;
 }
 
 // ---- shapes ----------------------------------------------------------------

@@ -113,6 +113,32 @@ TEST_CASE("graph_rewrite: unified substitution follows chains, walk takes result
   CHECK(*graphRewrite(nested, identities(), walk) == a);
 }
 
+TEST_CASE("graph_rewrite: substituteRewrite is the pre-order substitution rule, looked up directly") {
+  G g;
+  const UOp *a = g.r(0), *b = g.r(1), *c = g.r(2), *d = g.r(3);
+  RewriteOptions pre;
+  pre.bottomUp = true;
+  auto viaRule = [&](const UOp *e, SubMap map) { return *graphRewrite(e, substitution(), map, pre); };
+  auto direct = [&](const UOp *e, const SubMap &map) { return *substituteRewrite(e, map); };
+  const UOp *e = g.mul(g.add(a, g.k(5)), g.add(b, a));
+  for (const SubMap &map : std::vector<SubMap>{
+           {{a, b}, {b, c}},                      // chains are followed
+           {{a, b}, {g.add(b, g.k(5)), d}},       // a rebuilt node that is a key is replaced too
+           {{a, a}, {b, c}},                      // a node mapped to itself is kept
+           {{e, g.add(a, g.k(1))}, {a, d}},       // a replacement's srcs are substituted
+           {{g.k(5), g.k(7)}},                    // not only ranges
+       })
+    CHECK(direct(e, map) == viaRule(e, map));
+  CHECK(direct(e, {{a, b}, {g.add(b, g.k(5)), d}}) == g.mul(d, g.add(b, b)));
+  // only the keys' subgraphs are visited when `unchanged` says the rest is kept
+  auto kept = substituteRewrite(e, {{a, c}}, [&](const UOp *u) { return u == b; });
+  CHECK(*kept == g.mul(g.add(c, g.k(5)), g.add(b, c)));
+  // a cycle is the same diagnostic as the rule's
+  auto cyc = substituteRewrite(g.add(a, g.k(2)), {{a, b}, {b, a}});
+  REQUIRE_FALSE(cyc.ok());
+  CHECK(cyc.error().message.find("infinite loop in fixed_point_rewrite") != std::string::npos);
+}
+
 TEST_CASE("graph_rewrite: the context object reaches every rule") {
   G g;
   struct Collect {

@@ -219,6 +219,24 @@ TEST_CASE("shape: an error is reported where it happens, users point at it") {
   CHECK(user2->shapeError().starts_with("source 0 (%"));
 }
 
+TEST_CASE("shape: nodes that share a source's shape agree with the general rules at the edges") {
+  Context ctx;
+  const UOp *x = param(ctx, 0, F32, {4, 8}), *y = param(ctx, 1, F32, {4, 8}), *row = param(ctx, 2, F32, {8});
+  const UOp *cond = ctx.get(CMPLT, dtypes::Bool, {x, y});
+  CHECK(ctx.get(WHERE, F32, {cond, x, y})->shape() == x->shape());
+  CHECK(shapeOf(ctx.get(ADD, F32, {x, row})) == "[4, 8]"); // different shapes broadcast
+  CHECK(shapeOf(ctx.get(NOOP, F32, {x})) == "[4, 8]");
+  CHECK(shapeOf(ctx.get(NOOP, dtypes::Void, {})) == "none");
+  CHECK(shapeOf(ctx.get(CAST, dtypes::Int32, {x, y}, Value::dtype(dtypes::Int32))).starts_with("error: CAST must have 1"));
+  CHECK(shapeOf(ctx.get(NEG, F32, {x, y})).starts_with("error: NEG must have 1"));
+  const UOp *noShape = ctx.get(SINK, dtypes::Void, {x});
+  CHECK(shapeOf(ctx.get(ADD, F32, {x, noShape})).find("requires a shape") != std::string::npos);
+  CHECK(shapeOf(ctx.get(ADD, F32, {noShape, noShape})).find("requires a shape") != std::string::npos);
+  const UOp *bad = reshape(ctx, buffer(ctx, 0, F32, 32), {5});
+  CHECK(shapeOf(ctx.get(ADD, F32, {bad, bad})).starts_with("error: source 0 (%"));
+  CHECK(shapeOf(ctx.get(CONTIGUOUS, F32, {bad})).starts_with("error: source 0 (%"));
+}
+
 TEST_CASE("shape: a million-node chain is computed without deep recursion") {
   Context ctx;
   const UOp *x = buffer(ctx, 0, F32, 3);
