@@ -38,6 +38,9 @@ struct MatmulTile {
   bool alongReduction = false;
 };
 
+/// The column tile loop is the outermost (threaded) one when it has at least
+/// this many iterations.
+constexpr int64_t kMinColumnTiles = 16;
 /// A reduction of fewer iterations is not tiled.
 constexpr int64_t kMinTileReduction = 32;
 /// The largest panel tileMatmul packs into a kernel-local buffer (it lives
