@@ -529,7 +529,7 @@ struct UOp::PropertyCache : Props {
   static void fillOne(const UOp *u) {
     PropertyCache *p = u->context().analysis<NodeArena<PropertyCache>>().make();
     ShapeTable &shapes = u->context().analysis<ShapeTable>();
-    if (!sharedShape(u, p->shape)) {
+    if (!sharedShape(u, shapes, p->shape)) {
       ShapeOr s = computeShape(u, &filled);
       if (s.shape) p->shape = shapes.intern(std::move(*s.shape));
       if (!s.error.empty()) p->shapeError = &shapes.errors.emplace_back(std::move(s.error));
@@ -553,7 +553,7 @@ struct UOp::PropertyCache : Props {
   /// a node that takes its first source's shape, an elementwise op over
   /// sources of one shape. Sets `shape` (null: no shape) and returns true, or
   /// returns false for computeShape to work it out (and any error).
-  static bool sharedShape(const UOp *u, const InternedShape *&shape) {
+  static bool sharedShape(const UOp *u, ShapeTable &shapes, const InternedShape *&shape) {
     using enum Op;
     static constexpr OpSet kLeaves{CONST, GETADDR, RANGE, SPECIAL};
     // computeShape's srcShape(0, false) cases (NOOP only with a source)
@@ -561,7 +561,7 @@ struct UOp::PropertyCache : Props {
                                                                CONTIGUOUS_BACKWARD, AFTER, LOAD, COPY, ALLREDUCE,
                                                                STORE, END, NOOP};
     if (u->isIn(kLeaves)) {
-      shape = &u->context().analysis<ShapeTable>().scalar;
+      shape = &shapes.scalar;
       return true;
     }
     if (!u->numSrc()) return false;
