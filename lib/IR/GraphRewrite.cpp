@@ -58,7 +58,7 @@ using RewriteScratchPool = ScratchPool<RewriteScratch>;
 class Rewriter {
 public:
   Rewriter(const PatternMatcher *pm, const PatternMatcher *bpm, RewriteEnv &env, const RewriteOptions &opts,
-           Context &ctx, RewriteScratch &scratch, const ReplaceMap *replace = nullptr)
+           Context &ctx, RewriteScratch &scratch, const ReplaceMap *replace)
       : pm_(pm), bpm_(bpm), replace_(replace), env_(env), enterCalls_(opts.enterCalls), unchanged_(opts.unchanged),
         state_(scratch.state), waits_(scratch.waits), stack_(scratch.stack), walkStack_(scratch.walkStack),
         seen_(scratch.seen), src_(scratch.src) {
@@ -344,14 +344,21 @@ private:
 
 } // namespace
 
+// A Rewriter over pooled scratch, run on `roots` (not empty).
+static Result<std::vector<const UOp *>> runRewriter(std::span<const UOp *const> roots, const PatternMatcher *post,
+                                                    const PatternMatcher *pre, const ReplaceMap *replace,
+                                                    RewriteEnv &env, const RewriteOptions &opts) {
+  RewriteScratchPool::Lease scratch;
+  Rewriter rw(post, pre, env, opts, roots[0]->context(), *scratch, replace);
+  return rw.run(roots, opts.walk);
+}
+
 Result<std::vector<const UOp *>> graphRewrite(std::span<const UOp *const> roots, const PatternMatcher &pm,
                                               RewriteEnv &env, const RewriteOptions &opts) {
   if (roots.empty()) return std::vector<const UOp *>{};
   const PatternMatcher *post = opts.bottomUp ? nullptr : &pm;
   const PatternMatcher *pre = opts.bottomUp ? &pm : opts.bpm;
-  RewriteScratchPool::Lease scratch;
-  Rewriter rw(post, pre, env, opts, roots[0]->context(), *scratch);
-  return rw.run(roots, opts.walk);
+  return runRewriter(roots, post, pre, nullptr, env, opts);
 }
 
 Result<const UOp *> substituteRewrite(const UOp *root, const ReplaceMap &map,
@@ -359,9 +366,7 @@ Result<const UOp *> substituteRewrite(const UOp *root, const ReplaceMap &map,
   RewriteEnv env;
   RewriteOptions opts;
   opts.unchanged = unchanged;
-  RewriteScratchPool::Lease scratch;
-  Rewriter rw(nullptr, nullptr, env, opts, root->context(), *scratch, &map);
-  auto r = rw.run(std::span<const UOp *const>(&root, 1), /*walk=*/false);
+  auto r = runRewriter(std::span<const UOp *const>(&root, 1), nullptr, nullptr, &map, env, opts);
   if (!r) return r.error();
   return r.value()[0];
 }

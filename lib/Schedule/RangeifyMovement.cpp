@@ -131,13 +131,7 @@ static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape
 // span misses the keys' holds no key and is kept as it is, so only the
 // paths to the replaced ranges are rebuilt.
 static const UOp *substituteRanges(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
-  uint32_t lo = UINT32_MAX, hi = 0;
-  for (auto [k, v] : map) {
-    if (!k->is(Op::RANGE)) return substitute(root, map);
-    lo = std::min(lo, k->id());
-    hi = std::max(hi, k->id());
-  }
-  return substitute(root, map, [&](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; });
+  return substitute(root, map, holdsNoRangeKey(map));
 }
 
 // The arg of the i-th PLACEHOLDER range (made once per i: every RESHAPE asks).

@@ -18,23 +18,20 @@ const UOp *rewrite(const UOp *root, const PatternMatcher &pm, const RewriteOptio
   return *r;
 }
 
-const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
-  bool replaces = false;
-  // Replacing only RANGEs (inlining a STAGE): a subgraph with no RANGE in the
-  // keys' id span holds no key, and the rewrite would rebuild nothing in it.
+std::function<bool(const UOp *)> holdsNoRangeKey(const std::unordered_map<const UOp *, const UOp *> &map) {
   uint32_t lo = UINT32_MAX, hi = 0;
-  bool onlyRanges = true;
   for (auto [k, v] : map) {
     if (k == v) continue;
-    replaces = true;
-    onlyRanges &= k->is(Op::RANGE);
+    if (!k->is(Op::RANGE)) return {};
     lo = std::min(lo, k->id());
     hi = std::max(hi, k->id());
   }
-  if (!replaces) return root;
-  std::function<bool(const UOp *)> unchanged;
-  if (onlyRanges) unchanged = [lo, hi](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
-  Result<const UOp *> r = substituteRewrite(root, map, unchanged);
+  return [lo, hi](const UOp *u) { return u->rangeIdHi() < lo || u->rangeIdLo() > hi; };
+}
+
+const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map) {
+  if (std::all_of(map.begin(), map.end(), [](const auto &kv) { return kv.first == kv.second; })) return root;
+  Result<const UOp *> r = substituteRewrite(root, map, holdsNoRangeKey(map));
   if (!r) throw ScheduleError(r.error());
   return *r;
 }

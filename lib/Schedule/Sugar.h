@@ -19,6 +19,7 @@
 #include "IR/UOpBuilder.h"
 #include "Schedule/Ranges.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -51,6 +52,11 @@ const UOp *rewrite(const UOp *root, const PatternMatcher &pm, C &ctx, const Rewr
 /// tinygrad's UOp.substitute (unified mode): replace the keys of `map`,
 /// following chains to a fixed point.
 const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map);
+/// For a substitution whose keys (those not mapped to themselves) are all
+/// RANGEs, as when a STAGE is inlined: true of a node whose RANGE id span
+/// misses the keys', which holds no key and comes out as it went in (a
+/// substitution's `unchanged` shortcut). Empty when a key is not a RANGE.
+std::function<bool(const UOp *)> holdsNoRangeKey(const std::unordered_map<const UOp *, const UOp *> &map);
 
 /// RewriteOptions for a pre-order (tinygrad bottom_up=True) rewrite.
 inline RewriteOptions preOrder() {

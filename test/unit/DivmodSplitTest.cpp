@@ -78,6 +78,13 @@ std::vector<float> runProjection(int64_t tokens, int64_t heads, int64_t n, const
   return {got, got + tokens * n};
 }
 
+// The last REDUCE of a kernel in toposort order (its only one in these tests), or nullptr.
+const UOp *lastReduce(const UOp *kernel) {
+  const UOp *red = nullptr;
+  for (const UOp *u : toposort(kernel))
+    if (u->is(Op::REDUCE)) red = u;
+  return red;
+}
 } // namespace
 
 TEST_CASE("split divmod: a head-major operand's loop over j becomes heads x columns, one element apart") {
@@ -144,9 +151,7 @@ TEST_CASE("split reduce divmod: a reduction over a head-major operand runs over 
   const UOp *kern = projectionKernel(k, 16, 4, 64);
   const UOp *split = codegen::splitReduceDivmod(kern, codegen::KernelOptions{});
   REQUIRE(split != kern);
-  const UOp *red = nullptr;
-  for (const UOp *u : toposort(split))
-    if (u->is(Op::REDUCE)) red = u;
+  const UOp *red = lastReduce(split);
   REQUIRE(red);
   REQUIRE(red->numSrc() == 3); // the summand, k // 16, k % 16
   CHECK(codegen::tripCount(red->src(1)) == 4);
@@ -234,9 +239,7 @@ TEST_CASE("merge reduce ranges: the sum of a contiguous tensor runs over one ran
   const UOp *kern = fullSumKernel(k);
   const UOp *merged = codegen::mergeReduceRanges(kern, codegen::KernelOptions{});
   REQUIRE(merged != kern);
-  const UOp *red = nullptr;
-  for (const UOp *u : toposort(merged))
-    if (u->is(Op::REDUCE)) red = u;
+  const UOp *red = lastReduce(merged);
   REQUIRE(red);
   REQUIRE(red->numSrc() == 2);
   CHECK(codegen::tripCount(red->src(1)) == 8 * 16 * 32);
