@@ -10,12 +10,11 @@
 
 #include "IR/Symbolic.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
 namespace tgc::codegen {
-
-namespace {
 
 // `root` with `map` substituted, its integer and boolean expressions
 // (indices, gates) simplified where they meet the rest: the float arithmetic
@@ -35,6 +34,8 @@ const UOp *substituteSimplified(const UOp *root, const std::unordered_map<const 
   }
   return substitute(split, simplified);
 }
+
+namespace {
 
 // `root` (a STORE, a REDUCE's summand) with j = outer * c + inner, simplified.
 const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp *inner, int64_t c) {
@@ -137,6 +138,84 @@ const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts) {
     merged[u] = u->context().get(Op::REDUCE, u->dtype(), src, u->arg(), u->tag());
   }
   return merged.empty() ? sink : substitute(sink, merged);
+}
+
+// Each REDUCE under `root` with the ranges its gates compare (with `f`)
+// outermost: the gates, per lane of the tile divisions of f, are then
+// invariant in the inner loops, which LLVM hoists them out of. Reorders the
+// sum: not under strict fp.
+static const UOp *gatesOutward(const UOp *root, const UOp *f) {
+  std::unordered_map<const UOp *, const UOp *> reordered;
+  for (const UOp *u : toposort(root)) {
+    if (!u->is(Op::REDUCE) || u->numSrc() < 3) continue;
+    std::vector<const UOp *> gateRanges, rest;
+    std::vector<const UOp *> summand = toposort(u->src(0));
+    for (const UOp *r : u->src().subspan(1)) {
+      bool gates = std::any_of(summand.begin(), summand.end(), [&](const UOp *n) {
+        return n->dtype().isBool() && dependsOn(n, f) && dependsOn(n, r);
+      });
+      (gates ? gateRanges : rest).push_back(r);
+    }
+    gateRanges.insert(gateRanges.end(), rest.begin(), rest.end());
+    if (std::equal(gateRanges.begin(), gateRanges.end(), u->src().begin() + 1)) continue;
+    std::vector<const UOp *> src{u->src(0)};
+    src.insert(src.end(), gateRanges.begin(), gateRanges.end());
+    reordered[u] = u->context().get(Op::REDUCE, u->dtype(), src, u->arg(), u->tag());
+  }
+  return reordered.empty() ? root : substitute(root, reordered);
+}
+
+const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.mergeOutputRanges || !opts.tileMatmul || !isPlainLoopNest(sink) || sink->src(0)->numSrc() < 3) return sink;
+  if (int64_t work = kernelLoopWork(sink); work >= 0 && work < opts.tileMinWork) return sink;
+  const UOp *end = sink->src(0), *store = end->src(0);
+  const UOp *a = end->src(end->numSrc() - 2), *b = end->src(end->numSrc() - 1);
+  std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
+  // the tile's columns, as tileMatmul picks them: the widest that divides (at least 8)
+  auto tileColumns = [](int64_t n) {
+    int64_t c = MatmulTile{}.columns;
+    while (c >= 8 && n % c) c /= 2;
+    return c >= 8 ? c : 0;
+  };
+  if (!na || !nb || tileColumns(*na * *nb) <= tileColumns(*nb)) return sink;
+  // only where a tile would read along the merged loop: a float reduction
+  bool reduces = false;
+  for (const UOp *u : toposort(store)) reduces |= u->is(Op::REDUCE) && u->dtype().isFloat();
+  if (!reduces) return sink;
+  // the output is one contiguous run over (a, b)
+  const UOp *target = store->src(0);
+  if (!target->is(Op::INDEX) || target->numSrc() != 2 || splitGate(target->src(1)).first) return sink;
+  AffineCoefficients coefficient;
+  if (coefficient(target->src(1), b) != 1 || coefficient(target->src(1), a) != *nb) return sink;
+  int64_t axis = maxAxisId(sink);
+  const UOp *f = newRangeLike(b, *na * *nb, ++axis);
+  Context &ctx = sink->context();
+  auto constant = [&](int64_t v) { return ctx.get(Op::CONST, f->dtype(), {}, tgc::Value::integer(v)); };
+  // a = f // |b| and b = f % |b| everywhere, but an access affine in both
+  // with a's stride |b| times b's (a window's row and column) reads
+  // stride_b * f + (its index at a = b = 0): symbolic does not fold
+  // (f // |b| + y) * |b| + f % |b| back into f + y * |b|.
+  std::unordered_map<const UOp *, const UOp *> map{{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, constant(*nb)})},
+                                                   {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, constant(*nb)})}};
+  for (const UOp *n : toposort(store)) {
+    if (!n->is(Op::INDEX) || n->numSrc() != 2 || dependsOn(n->src(0), a) || dependsOn(n->src(0), b)) continue;
+    auto [gate, e] = splitGate(n->src(1));
+    std::optional<int64_t> ca = coefficient(e, a), cb = coefficient(e, b);
+    if (!ca || !cb || *ca != *cb * *nb || *cb == 0) continue;
+    const UOp *at0 = substitute(e, {{a, constant(0)}, {b, constant(0)}});
+    const UOp *flat = ctx.get(Op::ADD, e->dtype(), {ctx.get(Op::MUL, e->dtype(), {f, constant(*cb)}), at0});
+    if (gate) flat = ctx.get(Op::WHERE, n->src(1)->dtype(), {substitute(gate, map), flat, n->src(1)->src(2)});
+    map[n] = ctx.get(Op::INDEX, n->dtype(), {n->src(0), flat}, n->arg(), n->tag());
+  }
+  const UOp *merged = substituteSimplified(store, map);
+  // every access (the reductions' included) steps by 0 or 1 element along f:
+  // only the gates (a window's bounds) still divide it
+  if (!merged || unitStrideAccesses(merged, f, /*throughReduces=*/true) != true) return sink;
+  if (!opts.strictFP) merged = gatesOutward(merged, f);
+  std::vector<const UOp *> src{merged};
+  src.insert(src.end(), end->src().begin() + 1, end->src().end() - 2);
+  src.push_back(f);
+  return ctx.get(Op::SINK, sink->dtype(), {ctx.get(Op::END, end->dtype(), src, end->arg())}, sink->arg(), sink->tag());
 }
 
 } // namespace tgc::codegen

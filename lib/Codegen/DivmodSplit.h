@@ -14,6 +14,8 @@
 #include "Codegen/KernelOptions.h"
 #include "IR/UOp.h"
 
+#include <unordered_map>
+
 namespace tgc::codegen {
 
 /// The kernel with its innermost output loop j replaced by the loops j // c
@@ -38,5 +40,21 @@ const UOp *splitReduceDivmod(const UOp *sink, const KernelOptions &opts);
 /// Vectorized along b, each step of a summed the vector's lanes once.
 /// f runs (a, b) in their order: the same sums, under strict fp too.
 const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts);
+
+/// The two innermost output loops (a, b) of a kernel that stores one
+/// contiguous run over them (out[..., a, b], a 56 x 56 image) merged into one
+/// loop f of |a| |b| steps (a = f // |b|, b = f % |b|, the integer
+/// expressions simplified), where a register tile (MatmulTiling.h) takes more
+/// columns of |a| |b| than of |b| (32 of 56 x 56 where 8 of 56), and every access then steps by 0 or 1 element
+/// along f (only gates, such as a convolution window's bounds, may still
+/// divide f). A 3x3 convolution's input rows are then read as one contiguous
+/// run too, and the tile takes full-width columns. Needs tileMatmul; each
+/// output's sum is unchanged.
+const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts);
+
+/// `root` with `map` substituted, its integer and boolean expressions
+/// (indices, gates) simplified where they meet the rest: the float arithmetic
+/// keeps tinygrad's exact form. Null when the simplifier fails.
+const UOp *substituteSimplified(const UOp *root, const std::unordered_map<const UOp *, const UOp *> &map);
 
 } // namespace tgc::codegen

@@ -82,9 +82,13 @@ struct KernelOptions {
   /// Reduce over one long range where a reduction's innermost ranges nest as
   /// rows of one contiguous array (DivmodSplit.h).
   bool mergeReduceRanges = true;
+  /// Merge the two innermost output loops into one where the store runs
+  /// contiguously over both and a register tile divides only the merged loop
+  /// (a convolution's image rows; DivmodSplit.h).
+  bool mergeOutputRanges = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -268,7 +268,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
     MatmulTile tile;
-    const UOp *tiled = tileKernel(splitReduceDivmod(mergeReduceRanges(k.sink, kernel), kernel), kernel, &tile);
+    const UOp *tiled = tileKernel(splitReduceDivmod(mergeReduceRanges(mergeOutputRanges(k.sink, kernel), kernel), kernel), kernel, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);

@@ -71,6 +71,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass(codegen::splitDivmod); }});
   r.add({"merge-reduce-ranges", "reduce over one long range where a reduction's innermost ranges nest as rows of one contiguous array",
          [] { return kernelRewritePass(codegen::mergeReduceRanges); }});
+  r.add({"merge-output-ranges", "merge a kernel's two innermost output loops where its store runs contiguously over both and a register tile divides only the merged loop",
+         [] { return kernelRewritePass(codegen::mergeOutputRanges); }});
   r.add({"split-reduce-divmod", "reduce over k // c and k % c where a reduction reads its operands so (a contiguous inner loop)",
          [] { return kernelRewritePass(codegen::splitReduceDivmod); }});
   r.add({"split-gates", "split the innermost output loop compared with constants where the comparisons change (one loop per live reduction)",

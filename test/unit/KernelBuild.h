@@ -96,6 +96,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no reduce divmod split", &codegen::KernelOptions::splitReduceDivmod);
   without("no lane-sum trees", &codegen::KernelOptions::combineLaneSums);
   without("no merged reduce ranges", &codegen::KernelOptions::mergeReduceRanges);
+  without("no merged output ranges", &codegen::KernelOptions::mergeOutputRanges);
   without("no dot-product tiles", &codegen::KernelOptions::dotTiles);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   CodegenOptions threaded = all;

@@ -8,7 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/DivmodSplit.h"
 #include "Codegen/EpilogueSplit.h"
+#include "Codegen/GateVersioning.h"
+#include "Codegen/ParallelLoop.h"
 #include "Codegen/MatmulTiling.h"
 #include "KernelBuild.h"
 
@@ -284,6 +287,55 @@ TEST_CASE("tiled kernels: 5x5 conv2d, padding 2, on a width no tile divides (ver
 
 TEST_CASE("tiled kernels: 3x3 conv2d with padding 2 (output larger than input), 16-column tiles") {
   checkConv({1, 2, 8, 4, 14, 3, 2});
+}
+
+TEST_CASE("tiled kernels: conv2d on 8 x 12 images, (y, x) merged into one loop of three 32-column tiles") {
+  checkConv({2, 4, 16, 8, 12, 3, 1});
+}
+
+TEST_CASE("tiled kernels: conv2d on 56-wide rows (ResNet's 56 x 56), merged, tiles across row ends") {
+  checkConv({1, 4, 16, 8, 56, 3, 1});
+}
+
+TEST_CASE("tiled kernels: 5x5 conv2d, padding 2, merged 16 x 14 output") { checkConv({1, 2, 8, 16, 14, 5, 2}); }
+
+TEST_CASE("tiled kernels: conv2d on 28-wide rows (no tile divides them), merged into 16-column tiles") {
+  checkConv({1, 4, 32, 4, 28, 3, 1});
+}
+
+TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window read at f + offset") {
+  KB k;
+  const Conv s{2, 4, 16, 8, 12, 3, 1};
+  const UOp *kern = convKernel(k, s);
+  const UOp *merged = codegen::mergeOutputRanges(kern, codegen::KernelOptions{});
+  REQUIRE(merged != kern);
+  const UOp *end = merged->src(0);
+  REQUIRE(end->numSrc() == 4); // (store, b, o, f)
+  const UOp *f = end->src(3);
+  CHECK(codegen::tripCount(f) == s.oh() * s.ow());
+  const UOp *red = nullptr;
+  for (const UOp *u : toposort(merged))
+    if (u->is(Op::REDUCE)) red = u;
+  REQUIRE(red);
+  // the window's offsets (ky, kx), which the gates compare, outermost; the channels innermost
+  CHECK(red->src(3)->arg()[0].getInt() == 4);
+  for (const UOp *u : toposort(merged))
+    if (u->is(Op::INDEX) && u->numSrc() == 2 && !u->src(1)->is(Op::WHERE) && codegen::dependsOn(u->src(1), f)) {
+      // the output and the input window read one element apart along f
+      CHECK(codegen::AffineCoefficients()(u->src(1), f) == 1);
+    }
+  codegen::KernelOptions strict;
+  strict.strictFP = true;
+  const UOp *inOrder = codegen::mergeOutputRanges(kern, strict);
+  REQUIRE(inOrder != kern);
+  for (const UOp *u : toposort(inOrder))
+    if (u->is(Op::REDUCE)) CHECK(u->src(1)->arg()[0].getInt() == 4); // (c, ky, kx) as tinygrad sums them
+  codegen::KernelOptions off;
+  off.mergeOutputRanges = false;
+  CHECK(codegen::mergeOutputRanges(kern, off) == kern);
+  KB k2;
+  const UOp *wide = convKernel(k2, {1, 4, 16, 8, 32, 3, 1}); // a tile divides the rows already
+  CHECK(codegen::mergeOutputRanges(wide, codegen::KernelOptions{}) == wide);
 }
 
 TEST_CASE("tiled kernels: matmul with a packed 8-column panel and an odd reduction (64x37 by 37x136)") {

@@ -114,6 +114,7 @@ const OptimizationNames &optimizationNames() {
       {"split-reduce-divmod", &codegen::KernelOptions::splitReduceDivmod},
       {"lane-sums", &codegen::KernelOptions::combineLaneSums},
       {"merge-reduce-ranges", &codegen::KernelOptions::mergeReduceRanges},
+      {"merge-output-ranges", &codegen::KernelOptions::mergeOutputRanges},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
