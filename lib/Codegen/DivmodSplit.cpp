@@ -171,11 +171,11 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   const UOp *end = sink->src(0), *store = end->src(0);
   const UOp *a = end->src(end->numSrc() - 2), *b = end->src(end->numSrc() - 1);
   std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
-  // the tile's columns, as tileMatmul picks them: the widest that divides (at least 8)
+  // the tile's columns, as tileMatmul picks them: the widest that divides (at least 4)
   auto tileColumns = [](int64_t n) {
     int64_t c = MatmulTile{}.columns;
-    while (c >= 8 && n % c) c /= 2;
-    return c >= 8 ? c : 0;
+    while (c >= 4 && n % c) c /= 2;
+    return c >= 4 ? c : 0;
   };
   if (!na || !nb || tileColumns(*na * *nb) <= tileColumns(*nb)) return sink;
   // only where a tile would read along the merged loop: a float reduction

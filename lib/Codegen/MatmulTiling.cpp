@@ -122,10 +122,10 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   if (!col) return sink;
   auto colN = tripCount(col);
   if (!colN) return sink;
-  // The widest column tile that divides the axis (at least a half vector).
+  // The widest column tile that divides the axis (at least a quarter vector: 4-column tiles take a 14 x 14 image, 196 pixels).
   const int64_t requestedColumns = tile.columns, accumulators = tile.rows * tile.columns;
-  while (tile.columns >= 8 && *colN % tile.columns) tile.columns /= 2;
-  if (tile.columns < 8) return sink;
+  while (tile.columns >= 4 && *colN % tile.columns) tile.columns /= 2;
+  if (tile.columns < 4) return sink;
 
   // A tile pays when the columns make a reduction's loads contiguous (a load
   // with unit stride in the column axis); a row-wise reduction (sum over the

@@ -70,7 +70,7 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start = 
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
-/// the upcast axes; the column tile is halved down to 8 until it divides the
+/// the upcast axes; the column tile is halved down to 4 until it divides the
 /// axis, and the row axis is upcast only when it divides (a vector-matrix
 /// kernel has none); no buffer may be both read and written (the loop order
 /// changes). An operand contiguous along the reduction instead of the columns

@@ -303,6 +303,12 @@ TEST_CASE("tiled kernels: conv2d on 28-wide rows (no tile divides them), merged 
   checkConv({1, 4, 32, 4, 28, 3, 1});
 }
 
+TEST_CASE("tiled kernels: conv2d on a 14 x 14 image (196 pixels), merged into 4-column tiles") {
+  checkConv({1, 4, 32, 14, 14, 3, 1});
+}
+
+TEST_CASE("tiled kernels: matmul whose columns only a 4-column tile divides (32x64 by 64x36)") { checkMatmul(32, 64, 36); }
+
 TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window read at f + offset") {
   KB k;
   const Conv s{2, 4, 16, 8, 12, 3, 1};
