@@ -45,6 +45,13 @@ const UOp *splitRange(const UOp *root, const UOp *j, const UOp *outer, const UOp
   return substituteSimplified(root, {{j, at}});
 }
 
+// (a, b) as the quotient and remainder of one range f by n: a = f // n, b = f % n.
+std::unordered_map<const UOp *, const UOp *> quotientRemainder(const UOp *a, const UOp *b, const UOp *f, int64_t n) {
+  Context &ctx = f->context();
+  const UOp *c = ctx.constInt(n, f->dtype());
+  return {{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, c})}, {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, c})}};
+}
+
 // The divisors c of j's trip count n (1 < c < n) that `root` divides j by
 // (j // c or j % c), the widest first: more elements one step apart.
 std::vector<int64_t> divmodDivisors(const UOp *root, const UOp *j, int64_t n) {
@@ -117,10 +124,7 @@ const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts) {
       std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
       if (!na || !nb || unitStrideAccesses(x, b) != true) break;
       const UOp *f = newRangeLike(b, *na * *nb, ++axis);
-      Context &ctx = u->context();
-      const UOp *c = ctx.get(Op::CONST, f->dtype(), {}, tgc::Value::integer(*nb));
-      const UOp *summand = substituteSimplified(
-          x, {{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, c})}, {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, c})}});
+      const UOp *summand = substituteSimplified(x, quotientRemainder(a, b, f, *nb));
       if (!summand) break;
       std::vector<const UOp *> nodes = toposort(summand);
       bool divides = std::any_of(nodes.begin(), nodes.end(), [&](const UOp *n) {
@@ -148,13 +152,11 @@ static const UOp *gatesOutward(const UOp *root, const UOp *f) {
   std::unordered_map<const UOp *, const UOp *> reordered;
   for (const UOp *u : toposort(root)) {
     if (!u->is(Op::REDUCE) || u->numSrc() < 3) continue;
-    std::vector<const UOp *> gateRanges, rest;
-    std::vector<const UOp *> summand = toposort(u->src(0));
+    std::vector<const UOp *> gates = toposort(u->src(0)), gateRanges, rest;
+    std::erase_if(gates, [&](const UOp *n) { return !n->dtype().isBool() || !dependsOn(n, f); });
     for (const UOp *r : u->src().subspan(1)) {
-      bool gates = std::any_of(summand.begin(), summand.end(), [&](const UOp *n) {
-        return n->dtype().isBool() && dependsOn(n, f) && dependsOn(n, r);
-      });
-      (gates ? gateRanges : rest).push_back(r);
+      bool compared = std::any_of(gates.begin(), gates.end(), [&](const UOp *g) { return dependsOn(g, r); });
+      (compared ? gateRanges : rest).push_back(r);
     }
     gateRanges.insert(gateRanges.end(), rest.begin(), rest.end());
     if (std::equal(gateRanges.begin(), gateRanges.end(), u->src().begin() + 1)) continue;
@@ -171,17 +173,11 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   const UOp *end = sink->src(0), *store = end->src(0);
   const UOp *a = end->src(end->numSrc() - 2), *b = end->src(end->numSrc() - 1);
   std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
-  // the tile's columns, as tileMatmul picks them: the widest that divides (at least 4)
-  auto tileColumns = [](int64_t n) {
-    int64_t c = MatmulTile{}.columns;
-    while (c >= 4 && n % c) c /= 2;
-    return c >= 4 ? c : 0;
-  };
-  if (!na || !nb || tileColumns(*na * *nb) <= tileColumns(*nb)) return sink;
+  if (!na || !nb || tileColumnsDividing(*na * *nb) <= tileColumnsDividing(*nb)) return sink;
   // only where a tile would read along the merged loop: a float reduction
-  bool reduces = false;
-  for (const UOp *u : toposort(store)) reduces |= u->is(Op::REDUCE) && u->dtype().isFloat();
-  if (!reduces) return sink;
+  std::vector<const UOp *> nodes = toposort(store);
+  if (std::none_of(nodes.begin(), nodes.end(), [](const UOp *u) { return u->is(Op::REDUCE) && u->dtype().isFloat(); }))
+    return sink;
   // the output is one contiguous run over (a, b)
   const UOp *target = store->src(0);
   if (!target->is(Op::INDEX) || target->numSrc() != 2 || splitGate(target->src(1)).first) return sink;
@@ -190,20 +186,18 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   int64_t axis = maxAxisId(sink);
   const UOp *f = newRangeLike(b, *na * *nb, ++axis);
   Context &ctx = sink->context();
-  auto constant = [&](int64_t v) { return ctx.get(Op::CONST, f->dtype(), {}, tgc::Value::integer(v)); };
   // a = f // |b| and b = f % |b| everywhere, but an access affine in both
   // with a's stride |b| times b's (a window's row and column) reads
   // stride_b * f + (its index at a = b = 0): symbolic does not fold
   // (f // |b| + y) * |b| + f % |b| back into f + y * |b|.
-  std::unordered_map<const UOp *, const UOp *> map{{a, ctx.get(Op::FLOORDIV, f->dtype(), {f, constant(*nb)})},
-                                                   {b, ctx.get(Op::FLOORMOD, f->dtype(), {f, constant(*nb)})}};
-  for (const UOp *n : toposort(store)) {
+  std::unordered_map<const UOp *, const UOp *> map = quotientRemainder(a, b, f, *nb);
+  for (const UOp *n : nodes) {
     if (!n->is(Op::INDEX) || n->numSrc() != 2 || dependsOn(n->src(0), a) || dependsOn(n->src(0), b)) continue;
     auto [gate, e] = splitGate(n->src(1));
     std::optional<int64_t> ca = coefficient(e, a), cb = coefficient(e, b);
     if (!ca || !cb || *ca != *cb * *nb || *cb == 0) continue;
-    const UOp *at0 = substitute(e, {{a, constant(0)}, {b, constant(0)}});
-    const UOp *flat = ctx.get(Op::ADD, e->dtype(), {ctx.get(Op::MUL, e->dtype(), {f, constant(*cb)}), at0});
+    const UOp *at0 = substitute(e, {{a, ctx.constInt(0, f->dtype())}, {b, ctx.constInt(0, f->dtype())}});
+    const UOp *flat = ctx.get(Op::ADD, e->dtype(), {ctx.get(Op::MUL, e->dtype(), {f, ctx.constInt(*cb, f->dtype())}), at0});
     if (gate) flat = ctx.get(Op::WHERE, n->src(1)->dtype(), {substitute(gate, map), flat, n->src(1)->src(2)});
     map[n] = ctx.get(Op::INDEX, n->dtype(), {n->src(0), flat}, n->arg(), n->tag());
   }

@@ -106,6 +106,12 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start) {
   return flat;
 }
 
+int64_t tileColumnsDividing(int64_t n, int64_t requested) {
+  int64_t c = requested;
+  while (c >= kMinTileColumns && n % c) c /= 2;
+  return c >= kMinTileColumns ? c : 0;
+}
+
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
   if (chosen) *chosen = MatmulTile{0, 0, 0, false};
   if (!opts.tileMatmul || !sink->is(Op::SINK) || sink->numSrc() != 1) return sink;
@@ -122,10 +128,10 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   if (!col) return sink;
   auto colN = tripCount(col);
   if (!colN) return sink;
-  // The widest column tile that divides the axis (at least a quarter vector: 4-column tiles take a 14 x 14 image, 196 pixels).
+  // The widest column tile that divides the axis.
   const int64_t requestedColumns = tile.columns, accumulators = tile.rows * tile.columns;
-  while (tile.columns >= 4 && *colN % tile.columns) tile.columns /= 2;
-  if (tile.columns < 4) return sink;
+  tile.columns = tileColumnsDividing(*colN, tile.columns);
+  if (!tile.columns) return sink;
 
   // A tile pays when the columns make a reduction's loads contiguous (a load
   // with unit stride in the column axis); a row-wise reduction (sum over the

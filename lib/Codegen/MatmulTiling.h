@@ -41,6 +41,12 @@ struct MatmulTile {
 /// The column tile loop is the outermost (threaded) one when it has at least
 /// this many iterations.
 constexpr int64_t kMinColumnTiles = 16;
+/// The narrowest column tile (a quarter of a 512-bit vector: a 14 x 14
+/// image's 196 pixels take 4-column tiles).
+constexpr int64_t kMinTileColumns = 4;
+/// The columns of a register tile over an axis of `n`: `requested`, halved
+/// until it divides n, at least kMinTileColumns; 0 when none divides.
+int64_t tileColumnsDividing(int64_t n, int64_t requested = MatmulTile{}.columns);
 /// A reduction of fewer iterations is not tiled.
 constexpr int64_t kMinTileReduction = 32;
 /// The largest panel tileMatmul packs into a kernel-local buffer (it lives
