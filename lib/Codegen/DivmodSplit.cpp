@@ -173,7 +173,10 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   const UOp *end = sink->src(0), *store = end->src(0);
   const UOp *a = end->src(end->numSrc() - 2), *b = end->src(end->numSrc() - 1);
   std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
-  if (!na || !nb || tileColumnsDividing(*na * *nb) <= tileColumnsDividing(*nb)) return sink;
+  if (!na || !nb) return sink;
+  // only where a tile of the merged loop holds more outputs than one of b's
+  auto perTile = [&](int64_t n) { return columnTiles(n, MatmulTile{}.columns, opts.overlapTiles).outputsPerTile(); };
+  if (perTile(*na * *nb) <= perTile(*nb)) return sink;
   // only where a tile would read along the merged loop: a float reduction
   std::vector<const UOp *> nodes = toposort(store);
   if (std::none_of(nodes.begin(), nodes.end(), [](const UOp *u) { return u->is(Op::REDUCE) && u->dtype().isFloat(); }))

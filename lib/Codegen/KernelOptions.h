@@ -86,9 +86,13 @@ struct KernelOptions {
   /// contiguously over both and a register tile divides only the merged loop
   /// (a convolution's image rows; DivmodSplit.h).
   bool mergeOutputRanges = true;
+  /// A register tile over an axis no tile width divides (a 7 x 7 image's 49
+  /// pixels) moves its last tile back to end at the axis's end, overlapping
+  /// the one before, instead of leaving the kernel untiled (MatmulTiling.h).
+  bool overlapTiles = true;
 
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
   }
 };
 

@@ -106,10 +106,17 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start) {
   return flat;
 }
 
-int64_t tileColumnsDividing(int64_t n, int64_t requested) {
-  int64_t c = requested;
-  while (c >= kMinTileColumns && n % c) c /= 2;
-  return c >= kMinTileColumns ? c : 0;
+ColumnTiles columnTiles(int64_t n, int64_t requested, bool overlap) {
+  ColumnTiles t{n, 0, 0, false};
+  for (int64_t c = requested; c >= kMinTileColumns; c /= 2)
+    if (n % c == 0) return t.columns = c, t.tiles = n / c, t;
+  if (!overlap) return t;
+  for (int64_t c = requested; c >= kMinTileColumns; c /= 2) {
+    int64_t tiles = (n + c - 1) / c;
+    if (tiles >= 2 && double(tiles * c - n) <= kMaxOverlapWaste * double(tiles * c))
+      return t.columns = c, t.tiles = tiles, t.overlaps = true, t;
+  }
+  return t;
 }
 
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
@@ -128,10 +135,13 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   if (!col) return sink;
   auto colN = tripCount(col);
   if (!colN) return sink;
-  // The widest column tile that divides the axis.
+  // The widest column tile that divides the axis, or else one whose last
+  // tile overlaps the one before (ColumnTiles).
   const int64_t requestedColumns = tile.columns, accumulators = tile.rows * tile.columns;
-  tile.columns = tileColumnsDividing(*colN, tile.columns);
+  ColumnTiles colTiles = columnTiles(*colN, tile.columns, opts.overlapTiles);
+  tile.columns = colTiles.columns;
   if (!tile.columns) return sink;
+  bool overlaps = colTiles.overlaps;
 
   // A tile pays when the columns make a reduction's loads contiguous (a load
   // with unit stride in the column axis); a row-wise reduction (sum over the
@@ -223,7 +233,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // threads. Each step of the reduction then reads a whole 1 KiB of a row of
   // W instead of two cache lines a matrix row apart, which the hardware
   // prefetchers follow: matvec_4096's kernel 4.4 -> 1.3 ms.
-  if (!row && !transposed)
+  if (!row && !transposed && !overlaps)
     while (tile.columns * 2 <= accumulators && *colN % (tile.columns * 2) == 0 &&
            *colN / (tile.columns * 2) >= kMinColumnTiles)
       tile.columns *= 2;
@@ -254,7 +264,8 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
       value->arg().size() == 2 && value->arg()[0].isEnum("Ops") && value->arg()[0].str() == "ADD" && !opts.strictFP) {
     const UOp *k = value->src(1);
     auto kN = tripCount(k);
-    if (kN && tile.reduceBlock > 0 && *kN >= 2 * tile.reduceBlock && *kN % tile.reduceBlock == 0) {
+    // (an overlapped column would add its partial sums twice)
+    if (kN && !overlaps && tile.reduceBlock > 0 && *kN >= 2 * tile.reduceBlock && *kN % tile.reduceBlock == 0) {
       ko = newRange(col, *kN / tile.reduceBlock);
       const UOp *ki = newRange(k, tile.reduceBlock);
       const UOp *kAt = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki});
@@ -268,7 +279,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // The column panel loop is outermost when it has enough iterations to be
   // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
   // stays where the column axis was.
-  bool panelOuter = *colN / tile.columns >= kMinColumnTiles;
+  bool panelOuter = colTiles.tiles >= kMinColumnTiles;
 
   // Packing the panel: with the panel loop outermost, the contiguous operand
   // of a single-range reduction (matmul's B[k, j]) is copied once per panel
@@ -279,7 +290,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
   bool packs = false;
-  if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
+  if (opts.packMatmulPanel && panelOuter && !ko && !overlaps && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
       colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
     packs = true;
     for (const UOp *n : toposort(colLoad->src(1)))
@@ -298,6 +309,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     else row = nullptr, tile.rows = 1;
     if (!row && *colN % 8 == 0) tile.columns = 8;
     if (tile.rows * tile.columns < 4) return sink;
+    overlaps = false;
     panelOuter = *colN / tile.columns >= kMinColumnTiles;
     tile.alongReduction = true;
   }
@@ -312,11 +324,16 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
          *colN / (tile.columns * subPanels * 2) >= kMinWidePanels && *kN * tile.columns * subPanels * 2 * 4 <= kMaxPanelBytes)
     subPanels *= 2;
   const int64_t panelColumns = tile.columns * subPanels;
-  const UOp *colOuter = split(col, panelColumns), *rowOuter = row ? split(row, tile.rows) : nullptr;
+  const UOp *colOuter = overlaps ? newRange(col, colTiles.tiles) : split(col, panelColumns), *rowOuter = row ? split(row, tile.rows) : nullptr;
   const UOp *sub = subPanels > 1 ? newRange(col, subPanels) : nullptr; // the column tile within a wide panel
-  // The first column of a tile: colOuter * panelColumns (+ sub * columns).
+  // The first column of a tile: colOuter * panelColumns (+ sub * columns),
+  // or with overlapping tiles min(colOuter * columns, n - columns).
   auto tileStart = [&](const UOp *s) {
     const UOp *start = ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, panelColumns)});
+    if (overlaps) {
+      const UOp *last = constLike(col, *colN - tile.columns);
+      return ctx.get(Op::WHERE, col->dtype(), {ctx.get(Op::CMPLT, dtypes::Bool, {start, last}), start, last});
+    }
     return s ? ctx.get(Op::ADD, col->dtype(), {start, ctx.get(Op::MUL, col->dtype(), {s, constLike(col, tile.columns)})}) : start;
   };
 

@@ -44,9 +44,25 @@ constexpr int64_t kMinColumnTiles = 16;
 /// The narrowest column tile (a quarter of a 512-bit vector: a 14 x 14
 /// image's 196 pixels take 4-column tiles).
 constexpr int64_t kMinTileColumns = 4;
-/// The columns of a register tile over an axis of `n`: `requested`, halved
-/// until it divides n, at least kMinTileColumns; 0 when none divides.
-int64_t tileColumnsDividing(int64_t n, int64_t requested = MatmulTile{}.columns);
+/// How a register tile's columns cover an axis of `n`: `columns` per tile,
+/// `tiles` of them. When no width divides n the last tile starts at
+/// n - columns, overlapping the one before (it computes some outputs again,
+/// the same values): `overlaps`. columns 0: no tile.
+struct ColumnTiles {
+  int64_t n = 0, columns = 0, tiles = 0;
+  bool overlaps = false;
+  /// The outputs of the axis per tile: the measure by which a tiling of one
+  /// axis is judged against another's (a merged loop's, DivmodSplit.h).
+  double outputsPerTile() const { return tiles ? double(n) / double(tiles) : 0; }
+};
+/// At most this fraction of an overlapping tiling's columns repeat others
+/// (a 7 x 7 image's 49 pixels: 7 tiles of 8 columns, the last over pixels 41..48).
+constexpr double kMaxOverlapWaste = 0.125;
+/// The columns of a register tile over an axis of `n`: the widest power of two
+/// from `requested` down to kMinTileColumns that divides n; when none does
+/// and `overlap` allows, the widest whose tiles overlap by at most
+/// kMaxOverlapWaste of their columns, over at least two tiles.
+ColumnTiles columnTiles(int64_t n, int64_t requested = MatmulTile{}.columns, bool overlap = true);
 /// A reduction of fewer iterations is not tiled.
 constexpr int64_t kMinTileReduction = 32;
 /// The largest panel tileMatmul packs into a kernel-local buffer (it lives
@@ -77,9 +93,11 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start = 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
 /// the upcast axes; the column tile is halved down to 4 until it divides the
-/// axis, and the row axis is upcast only when it divides (a vector-matrix
-/// kernel has none); no buffer may be both read and written (the loop order
-/// changes). An operand contiguous along the reduction instead of the columns
+/// axis (else, with KernelOptions::overlapTiles, the last column tile overlaps
+/// the one before: columnTiles; two threads may then store the same values
+/// to its outputs), and the row axis is upcast only when it divides (a
+/// vector-matrix kernel has none); no buffer may be both read and written
+/// (the loop order changes, and an overlapped output is computed twice). An operand contiguous along the reduction instead of the columns
 /// (x @ W.T) is tiled through its packed panel (the pack transposes it), or,
 /// over too few row tiles to pack, as a small tile of dot products vectorized
 /// along the reduction (KernelOptions::dotTiles; MatmulTile::alongReduction).

@@ -97,6 +97,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no lane-sum trees", &codegen::KernelOptions::combineLaneSums);
   without("no merged reduce ranges", &codegen::KernelOptions::mergeReduceRanges);
   without("no merged output ranges", &codegen::KernelOptions::mergeOutputRanges);
+  without("no overlapping tiles", &codegen::KernelOptions::overlapTiles);
   without("no dot-product tiles", &codegen::KernelOptions::dotTiles);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   CodegenOptions threaded = all;

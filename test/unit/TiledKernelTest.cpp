@@ -281,7 +281,7 @@ TEST_CASE("tiled kernels: conv2d whose width has three 8-column tiles and 8 chan
   checkConv({1, 2, 8, 5, 24, 3, 1});
 }
 
-TEST_CASE("tiled kernels: 5x5 conv2d, padding 2, on a width no tile divides (versions without tiling)") {
+TEST_CASE("tiled kernels: 5x5 conv2d, padding 2, on a width no tile divides (merged 70 pixels, overlapping 16-column tiles)") {
   checkConv({1, 4, 4, 7, 10, 5, 2});
 }
 
@@ -303,8 +303,68 @@ TEST_CASE("tiled kernels: conv2d on 28-wide rows (no tile divides them), merged 
   checkConv({1, 4, 32, 4, 28, 3, 1});
 }
 
-TEST_CASE("tiled kernels: conv2d on a 14 x 14 image (196 pixels), merged into 4-column tiles") {
-  checkConv({1, 4, 32, 14, 14, 3, 1});
+TEST_CASE("tiled kernels: conv2d on a 14 x 14 image, two 8-column tiles a row, the second overlapping the first") {
+  checkConv({1, 4, 32, 14, 14, 3, 1}); // without overlapping tiles: merged into 4-column tiles of the 196 pixels
+}
+
+TEST_CASE("tiled kernels: conv2d on 7 x 7 images (49 pixels), merged, the last 8-column tile overlapping") {
+  checkConv({2, 8, 16, 7, 7, 3, 1});
+}
+
+TEST_CASE("tiled kernels: unpadded conv2d 9 x 9 -> 7 x 7, the overlapped tile reads only inside the image") {
+  checkConv({2, 8, 16, 9, 9, 3, 0});
+}
+
+TEST_CASE("tiled kernels: matmul over 50 columns, seven 8-column tiles, the last overlapping (32x64 by 64x50)") {
+  checkMatmul(32, 64, 50);
+}
+
+TEST_CASE("tiled kernels: matmul over 1001 columns, 32 overlapping tiles split over threads (16x40 by 40x1001)") {
+  checkMatmul(16, 40, 1001);
+}
+
+TEST_CASE("columnTiles: the widest dividing tile, else the widest whose last tile overlaps by at most 1/8") {
+  auto tiles = [](int64_t n, bool overlap = true) { return codegen::columnTiles(n, 32, overlap); };
+  CHECK(tiles(3136).columns == 32);
+  CHECK(!tiles(3136).overlaps);
+  CHECK(tiles(56).columns == 8); // divides
+  CHECK(tiles(196).columns == 4);
+  // 49 pixels: 7 tiles of 8 compute 56 outputs, 7 of them twice (16 would be 64)
+  CHECK(tiles(49).columns == 8);
+  CHECK(tiles(49).tiles == 7);
+  CHECK(tiles(49).overlaps);
+  CHECK(tiles(1001).columns == 32);
+  CHECK(tiles(1001).tiles == 32);
+  CHECK(tiles(10).columns == 0); // 12 or 16 computed for 10: too many
+  CHECK(tiles(7).columns == 4);  // two tiles of 4, one output computed twice
+  CHECK(tiles(3).columns == 0);  // one tile would not overlap anything
+  CHECK(tiles(49, false).columns == 0);
+  // what merge-output-ranges weighs: 7 x 7's 49 pixels give a tile 7 outputs, a row of 7 only 3.5
+  CHECK(tiles(49).outputsPerTile() > tiles(7).outputsPerTile());
+}
+
+TEST_CASE("tile-matmul: an overlapping tiling starts its tiles at min(tile * columns, n - columns)") {
+  KB k;
+  const UOp *kern = convKernel(k, {2, 8, 16, 7, 7, 3, 1});
+  const UOp *merged = codegen::mergeOutputRanges(kern, codegen::KernelOptions{});
+  REQUIRE(merged != kern);
+  codegen::MatmulTile chosen;
+  const UOp *tiled = codegen::tileMatmul(merged, codegen::KernelOptions{}, {}, &chosen);
+  REQUIRE(tiled != merged);
+  CHECK(chosen.columns == 8);
+  // the tile start: WHERE(start < 41, start, 41) over the 7 column tiles
+  bool clamped = false;
+  for (const UOp *u : toposort(tiled))
+    if (u->is(Op::WHERE) && u->dtype() == dtypes::WeakInt && u->src(2)->is(Op::CONST) && u->src(2)->arg().getInt() == 41) {
+      const UOp *start = u->src(1);
+      REQUIRE(start->is(Op::MUL));
+      CHECK(codegen::tripCount(start->src(0)) == 7);
+      clamped = true;
+    }
+  CHECK(clamped);
+  codegen::KernelOptions off;
+  off.overlapTiles = false;
+  CHECK(codegen::tileMatmul(merged, off) == merged); // no tile divides 49
 }
 
 TEST_CASE("tiled kernels: matmul whose columns only a 4-column tile divides (32x64 by 64x36)") { checkMatmul(32, 64, 36); }

@@ -115,6 +115,7 @@ const OptimizationNames &optimizationNames() {
       {"lane-sums", &codegen::KernelOptions::combineLaneSums},
       {"merge-reduce-ranges", &codegen::KernelOptions::mergeReduceRanges},
       {"merge-output-ranges", &codegen::KernelOptions::mergeOutputRanges},
+      {"overlap-tiles", &codegen::KernelOptions::overlapTiles},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
   };
