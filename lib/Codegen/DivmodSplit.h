@@ -48,8 +48,10 @@ const UOp *mergeReduceRanges(const UOp *sink, const KernelOptions &opts);
 /// columns of |a| |b| than of |b| (32 of 56 x 56 where 8 of 56), and every access then steps by 0 or 1 element
 /// along f (only gates, such as a convolution window's bounds, may still
 /// divide f). A 3x3 convolution's input rows are then read as one contiguous
-/// run too, and the tile takes full-width columns. Needs tileMatmul; each
-/// output's sum is unchanged.
+/// run too, and the tile takes full-width columns. Needs tileMatmul. Where the
+/// tile of f is full width (32 columns) and not under strict fp, the ranges
+/// the gates compare (a window's ky, kx) become the reduction's outer loops;
+/// otherwise each output's sum is unchanged.
 const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts);
 
 /// `root` with `map` substituted, its integer and boolean expressions

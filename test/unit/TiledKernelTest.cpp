@@ -402,6 +402,13 @@ TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window re
   KB k2;
   const UOp *wide = convKernel(k2, {1, 4, 16, 8, 32, 3, 1}); // a tile divides the rows already
   CHECK(codegen::mergeOutputRanges(wide, codegen::KernelOptions{}) == wide);
+  // 4 x 28 pixels: 16-column tiles of the merged loop, narrower than 32, keep (c, ky, kx)
+  KB k3;
+  const UOp *narrow = convKernel(k3, {1, 4, 32, 4, 28, 3, 1});
+  const UOp *narrowMerged = codegen::mergeOutputRanges(narrow, codegen::KernelOptions{});
+  REQUIRE(narrowMerged != narrow);
+  for (const UOp *u : toposort(narrowMerged))
+    if (u->is(Op::REDUCE)) CHECK(u->src(1)->arg()[0].getInt() == 4);
 }
 
 TEST_CASE("tiled kernels: matmul with a packed 8-column panel and an odd reduction (64x37 by 37x136)") {
