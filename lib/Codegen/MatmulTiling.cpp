@@ -290,7 +290,7 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
   bool packs = false;
-  if (opts.packMatmulPanel && panelOuter && !ko && !overlaps && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
+  if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
       colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
     packs = true;
     for (const UOp *n : toposort(colLoad->src(1)))

@@ -95,7 +95,7 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start = 
 /// the upcast axes; the column tile is halved down to 4 until it divides the
 /// axis (else, with KernelOptions::overlapTiles, the last column tile overlaps
 /// the one before: columnTiles; two threads may then store the same values
-/// to its outputs), and the row axis is upcast only when it divides (a
+/// to its outputs; no wide panels or cache blocking then), and the row axis is upcast only when it divides (a
 /// vector-matrix kernel has none); no buffer may be both read and written
 /// (the loop order changes, and an overlapped output is computed twice). An operand contiguous along the reduction instead of the columns
 /// (x @ W.T) is tiled through its packed panel (the pack transposes it), or,

@@ -323,6 +323,14 @@ TEST_CASE("tiled kernels: matmul over 1001 columns, 32 overlapping tiles split o
   checkMatmul(16, 40, 1001);
 }
 
+TEST_CASE("tiled kernels: matmul over 1001 columns with packed panels of the overlapping tiles (64x300 by 300x1001)") {
+  checkMatmul(64, 300, 1001);
+}
+
+TEST_CASE("tiled kernels: x @ W.T over 1001 outputs, a transposing pack of the overlapping tiles (64x300 by (1001x300)^T)") {
+  checkMatmul(64, 300, 1001, true);
+}
+
 TEST_CASE("columnTiles: the widest dividing tile, else the widest whose last tile overlaps by at most 1/8") {
   auto tiles = [](int64_t n, bool overlap = true) { return codegen::columnTiles(n, 32, overlap); };
   CHECK(tiles(3136).columns == 32);
