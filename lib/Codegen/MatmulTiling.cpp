@@ -108,12 +108,13 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start) {
 
 ColumnTiles columnTiles(int64_t n, int64_t requested, bool overlap) {
   ColumnTiles t{n, 0, 0, false};
-  for (int64_t c = requested; c >= kMinTileColumns; c /= 2)
+  for (int64_t c = requested; c >= kMinExactColumns; c /= 2)
     if (n % c == 0) return t.columns = c, t.tiles = n / c, t;
-  if (!overlap) return t;
   for (int64_t c = requested; c >= kMinTileColumns; c /= 2) {
     int64_t tiles = (n + c - 1) / c;
-    if (tiles >= 2 && double(tiles * c - n) <= kMaxOverlapWaste * double(tiles * c))
+    if (n % c == 0) return t.columns = c, t.tiles = tiles, t;
+    if (overlap && tiles >= 2 && (c <= kMinExactColumns || tiles >= kMinColumnTiles) &&
+        double(tiles * c - n) <= kMaxOverlapWaste * double(tiles * c))
       return t.columns = c, t.tiles = tiles, t.overlaps = true, t;
   }
   return t;

@@ -58,10 +58,17 @@ struct ColumnTiles {
 /// At most this fraction of an overlapping tiling's columns repeat others
 /// (a 7 x 7 image's 49 pixels: 7 tiles of 8 columns, the last over pixels 41..48).
 constexpr double kMaxOverlapWaste = 0.125;
+/// An exact tiling at least this wide is taken before any overlapping one; a
+/// narrower exact one loses to overlapping tiles of this width (a 14 x 14
+/// image's 196 pixels: 25 tiles of 8, not 49 of 4).
+constexpr int64_t kMinExactColumns = 8;
 /// The columns of a register tile over an axis of `n`: the widest power of two
-/// from `requested` down to kMinTileColumns that divides n; when none does
-/// and `overlap` allows, the widest whose tiles overlap by at most
-/// kMaxOverlapWaste of their columns, over at least two tiles.
+/// from `requested` down to kMinExactColumns that divides n; else, if
+/// `overlap`, the widest from `requested` down to kMinTileColumns that divides
+/// n or whose tiles overlap by at most kMaxOverlapWaste of their columns, over
+/// at least two tiles, and wider than kMinExactColumns only over at least
+/// kMinColumnTiles tiles (a short axis in wide overlapping tiles was measured
+/// slower: 13 x 13's 169 pixels in 6 tiles of 32, 2.5x); else 4 if it divides.
 ColumnTiles columnTiles(int64_t n, int64_t requested = MatmulTile{}.columns, bool overlap = true);
 /// A reduction of fewer iterations is not tiled.
 constexpr int64_t kMinTileReduction = 32;

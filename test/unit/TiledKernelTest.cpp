@@ -303,8 +303,13 @@ TEST_CASE("tiled kernels: conv2d on 28-wide rows (no tile divides them), merged 
   checkConv({1, 4, 32, 4, 28, 3, 1});
 }
 
-TEST_CASE("tiled kernels: conv2d on a 14 x 14 image, two 8-column tiles a row, the second overlapping the first") {
-  checkConv({1, 4, 32, 14, 14, 3, 1}); // without overlapping tiles: merged into 4-column tiles of the 196 pixels
+TEST_CASE("tiled kernels: conv2d on a 14 x 14 image, merged into 25 tiles of 8 columns, the last overlapping") {
+  // unmerged: two overlapping 8-column tiles a row; without overlapping tiles: 49 tiles of 4
+  checkConv({1, 4, 32, 14, 14, 3, 1});
+}
+
+TEST_CASE("tiled kernels: matmul over 300 columns, 19 overlapping 16-column tiles rather than 75 of 4 (48x64 by 64x300)") {
+  checkMatmul(48, 64, 300);
 }
 
 TEST_CASE("tiled kernels: conv2d on 7 x 7 images (49 pixels), merged, the last 8-column tile overlapping") {
@@ -331,12 +336,20 @@ TEST_CASE("tiled kernels: x @ W.T over 1001 outputs, a transposing pack of the o
   checkMatmul(64, 300, 1001, true);
 }
 
-TEST_CASE("columnTiles: the widest dividing tile, else the widest whose last tile overlaps by at most 1/8") {
+TEST_CASE("columnTiles: the widest dividing tile of 8 or more, else the widest whose last tile overlaps by at most 1/8") {
   auto tiles = [](int64_t n, bool overlap = true) { return codegen::columnTiles(n, 32, overlap); };
   CHECK(tiles(3136).columns == 32);
   CHECK(!tiles(3136).overlaps);
   CHECK(tiles(56).columns == 8); // divides
-  CHECK(tiles(196).columns == 4);
+  CHECK(tiles(784).columns == 16); // divides: not 25 overlapping tiles of 32
+  CHECK(!tiles(784).overlaps);
+  // 196 pixels: 25 overlapping tiles of 8 rather than 49 exact ones of 4
+  CHECK(tiles(196).columns == 8);
+  CHECK(tiles(196).overlaps);
+  CHECK(tiles(196, false).columns == 4);
+  // 169 pixels: 8 columns; 32 would make only 6 tiles
+  CHECK(tiles(169).columns == 8);
+  CHECK(tiles(12).columns == 4); // 8 would compute 16 for 12
   // 49 pixels: 7 tiles of 8 compute 56 outputs, 7 of them twice (16 would be 64)
   CHECK(tiles(49).columns == 8);
   CHECK(tiles(49).tiles == 7);
