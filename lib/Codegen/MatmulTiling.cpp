@@ -166,8 +166,8 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // would be a separate row of W; the tile reads it from the packed panel
   // instead, which the pack loop transposes (below), or, over a few rows, is
   // a tile of dot products. A load that also moves with other output loops
-  // (attention's q @ k.T: k's rows per head) cannot be packed once per panel
-  // and is only a tile of dot products; not when the summand has a
+  // (attention's q @ k.T: k's rows per head) is packed per panel of each of
+  // them, or is a tile of dot products; not when the summand has a
   // transcendental (softmax(S) @ V), which the untiled kernel evaluates into
   // a table once (HoistInvariant.h).
   auto transposedLoad = [&](const UOp *red) -> const UOp * {
@@ -290,12 +290,24 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   // the panel does not stay in L1/L2 however it is blocked.
   auto kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
+  // A transposed operand that also moves with other output loops (attention's
+  // k[h, j, d] in q @ k.T, per head h) is packed per panel of each of them:
+  // those loops go outside the panel loop, around the pack.
   bool packs = false;
+  std::vector<const UOp *> panelRanges;
   if (opts.packMatmulPanel && panelOuter && !ko && kN && *kN * tile.columns * 4 <= kMaxPanelBytes && rowTiles >= 4 &&
       colLoad->dtype().itemsize() == 4 && !colLoad->src(1)->is(Op::WHERE)) {
     packs = true;
-    for (const UOp *n : toposort(colLoad->src(1)))
-      if (n->is(Op::RANGE) && n != red->src(1) && n != col) packs = false;
+    for (const UOp *n : toposort(colLoad->src(1))) {
+      if (!n->is(Op::RANGE) || n == red->src(1) || n == col) continue;
+      bool outputLoop = std::find(ranges.begin(), ranges.end(), n) != ranges.end() && n != row;
+      if (transposed && outputLoop) panelRanges.push_back(n);
+      else packs = false;
+    }
+    // (Only over kMinColumnTiles panels or more: the perf transformer
+    // block's q @ k.T, 8 panels of 32 keys per head, ran 13x slower packed,
+    // 0.45 -> 5.7 ms, not analysed.)
+    if (!packs) panelRanges.clear();
   }
   if (transposed && !packs) {
     // Too few row tiles to pack (nn.Linear over a few tokens): a small tile
@@ -374,12 +386,17 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   if (panelOuter && !pack) endSrc.push_back(colOuter);
   if (ko) endSrc.push_back(ko);
   for (const UOp *r : ranges)
-    if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+    if (std::find(panelRanges.begin(), panelRanges.end(), r) != panelRanges.end()) continue; // around the pack
+    else if (r != col) endSrc.push_back(r == row ? rowOuter : r);
     else if (!panelOuter) endSrc.push_back(colOuter);
   if (sub) endSrc.push_back(sub); // innermost output loop: a row tile runs over the panel's column tiles
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
-  if (pack) // END(GROUP(pack nest, row tiles), panel)
-    newEnd = ctx.get(Op::END, end->dtype(), {ctx.get(Op::GROUP, st->dtype(), {pack, newEnd}), colOuter}, end->arg());
+  if (pack) { // END(GROUP(pack nest, row tiles), the panel ranges, panel)
+    std::vector<const UOp *> outer{ctx.get(Op::GROUP, st->dtype(), {pack, newEnd})};
+    outer.insert(outer.end(), panelRanges.begin(), panelRanges.end());
+    outer.push_back(colOuter);
+    newEnd = ctx.get(Op::END, end->dtype(), outer, end->arg());
+  }
   if (chosen) *chosen = tile;
   return ctx.get(Op::SINK, sink->dtype(), {newEnd}, sink->arg(), sink->tag());
 }

@@ -467,6 +467,12 @@ TEST_CASE("tiled kernels: q @ k.T per head, a tile of dot products over an opera
   CHECK(tile.rows * tile.columns == 16);
 }
 
+TEST_CASE("tiled kernels: q @ k.T over 512 keys, k packed per head and panel of 32 keys (2 x 32x64 by (512x64)^T)") {
+  codegen::MatmulTile tile = checkBatchedDotTile(2, 32, 64, 512);
+  CHECK(!tile.alongReduction);
+  CHECK(tile.columns == 32);
+}
+
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {
   HoistedTerms shape = checkSoftmaxV(2, 16, 64, 64);
   CHECK(shape.localBuffers == std::vector<int64_t>{4 * 64}); // one table row per tile row
