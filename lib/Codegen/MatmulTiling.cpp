@@ -307,6 +307,14 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
     // (Only over kMinColumnTiles panels or more: the perf transformer
     // block's q @ k.T, 8 panels of 32 keys per head, ran 13x slower packed,
     // 0.45 -> 5.7 ms, not analysed.)
+    // A transposed tile whose stored value also compares along the columns
+    // (attention's causal mask: WHERE(i < j, -inf, score)) is left to the
+    // dot-product tile: packed, LLVM kept its reduction scalar with the tile
+    // spilled (8 x 512 x 512 x 64 q @ k.T, masked: 22-25 ms packed, 2.3-2.5
+    // as dot products, 0.75-0.79 packed unmasked).
+    if (packs && transposed)
+      for (const UOp *u : toposort(value))
+        if (u->isIn(group::Comparison) && dependsOn(u, col) && !dependsOn(red->src(0), u)) packs = false;
     if (!packs) panelRanges.clear();
   }
   if (transposed && !packs) {

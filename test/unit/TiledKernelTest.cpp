@@ -473,6 +473,25 @@ TEST_CASE("tiled kernels: q @ k.T over 512 keys, k packed per head and panel of 
   CHECK(tile.columns == 32);
 }
 
+TEST_CASE("tile-matmul: a causally masked q @ k.T stays a tile of dot products, unmasked it is packed per head") {
+  auto tileOf = [](bool masked) {
+    KB k;
+    DType f = dtypes::Float32;
+    const int64_t heads = 2, m = 32, n = 512, kk = 64;
+    const UOp *c = k.p(0, f, heads * m * n), *a = k.p(1, f, heads * m * kk), *b = k.p(2, f, heads * n * kk);
+    const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *j = range(k.c, n, 2, "LOOP"),
+              *r = range(k.c, kk, 3, "REDUCE");
+    const UOp *v = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(k.lin(h, m, i), kk, r)), k.idx(b, k.lin(k.lin(h, n, j), kk, r))}), {r});
+    if (masked) v = k.op(Op::WHERE, f, {k.op(Op::CMPLT, dtypes::Bool, {i, j}), k.cf(-1e30), v});
+    codegen::MatmulTile chosen;
+    codegen::tileMatmul(k.sink({k.end(k.store(c, k.lin(k.lin(h, m, i), n, j), v), {h, i, j})}), codegen::KernelOptions{}, {}, &chosen);
+    return chosen;
+  };
+  CHECK(!tileOf(false).alongReduction);
+  CHECK(tileOf(false).columns == 32);
+  CHECK(tileOf(true).alongReduction);
+}
+
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {
   HoistedTerms shape = checkSoftmaxV(2, 16, 64, 64);
   CHECK(shape.localBuffers == std::vector<int64_t>{4 * 64}); // one table row per tile row
