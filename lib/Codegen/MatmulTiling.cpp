@@ -304,9 +304,9 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
       if (transposed && outputLoop) panelRanges.push_back(n);
       else packs = false;
     }
-    // (Only over kMinColumnTiles panels or more: the perf transformer
-    // block's q @ k.T, 8 panels of 32 keys per head, ran 13x slower packed,
-    // 0.45 -> 5.7 ms, not analysed.)
+    // (Only over kMinColumnTiles panels or more, panelOuter: the perf
+    // transformer block's q @ k.T, 8 panels of 32 keys per head, ran 13x
+    // slower packed, 0.45 -> 5.7 ms.)
     // A transposed tile whose stored value also compares along the columns
     // (attention's causal mask: WHERE(i < j, -inf, score)) is left to the
     // dot-product tile: packed, LLVM kept its reduction scalar with the tile
@@ -348,7 +348,8 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   const UOp *colOuter = overlaps ? newRange(col, colTiles.tiles) : split(col, panelColumns), *rowOuter = row ? split(row, tile.rows) : nullptr;
   const UOp *sub = subPanels > 1 ? newRange(col, subPanels) : nullptr; // the column tile within a wide panel
   // The first column of a tile: colOuter * panelColumns (+ sub * columns),
-  // or with overlapping tiles min(colOuter * columns, n - columns).
+  // or with overlapping tiles min(colOuter * columns, n - columns) (they
+  // take no wide panels: n is no multiple of the width).
   auto tileStart = [&](const UOp *s) {
     const UOp *start = ctx.get(Op::MUL, col->dtype(), {colOuter, constLike(col, panelColumns)});
     if (overlaps) {
@@ -393,10 +394,11 @@ const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile til
   std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores)};
   if (panelOuter && !pack) endSrc.push_back(colOuter);
   if (ko) endSrc.push_back(ko);
-  for (const UOp *r : ranges)
+  for (const UOp *r : ranges) {
     if (std::find(panelRanges.begin(), panelRanges.end(), r) != panelRanges.end()) continue; // around the pack
-    else if (r != col) endSrc.push_back(r == row ? rowOuter : r);
+    if (r != col) endSrc.push_back(r == row ? rowOuter : r);
     else if (!panelOuter) endSrc.push_back(colOuter);
+  }
   if (sub) endSrc.push_back(sub); // innermost output loop: a row tile runs over the panel's column tiles
   const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
   if (pack) { // END(GROUP(pack nest, row tiles), the panel ranges, panel)
