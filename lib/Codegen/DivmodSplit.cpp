@@ -175,8 +175,9 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   std::optional<int64_t> na = tripCount(a), nb = tripCount(b);
   if (!na || !nb) return sink;
   // only where a tile of the merged loop holds more outputs than one of b's
-  auto perTile = [&](int64_t n) { return columnTiles(n, MatmulTile{}.columns, opts.overlapTiles).outputsPerTile(); };
-  if (perTile(*na * *nb) <= perTile(*nb)) return sink;
+  const ColumnTiles mergedTiles = columnTiles(*na * *nb, MatmulTile{}.columns, opts.overlapTiles);
+  if (mergedTiles.outputsPerTile() <= columnTiles(*nb, MatmulTile{}.columns, opts.overlapTiles).outputsPerTile())
+    return sink;
   // only where a tile would read along the merged loop: a float reduction
   std::vector<const UOp *> nodes = toposort(store);
   if (std::none_of(nodes.begin(), nodes.end(), [](const UOp *u) { return u->is(Op::REDUCE) && u->dtype().isFloat(); }))
@@ -215,8 +216,7 @@ const UOp *mergeOutputRanges(const UOp *sink, const KernelOptions &opts) {
   // columns of 28 x 28, 8 of 7 x 7) do that for twice and four times fewer
   // FMAs per line and keep tinygrad's (ci, ky, kx), which reads each row's
   // weights in order: 1.8-1.9x faster at 28 x 28 and 7 x 7.
-  if (!opts.strictFP && columnTiles(*na * *nb, MatmulTile{}.columns, opts.overlapTiles).columns >= MatmulTile{}.columns)
-    merged = gatesOutward(merged, f);
+  if (!opts.strictFP && mergedTiles.columns >= MatmulTile{}.columns) merged = gatesOutward(merged, f);
   std::vector<const UOp *> src{merged};
   src.insert(src.end(), end->src().begin() + 1, end->src().end() - 2);
   src.push_back(f);

@@ -41,8 +41,8 @@ struct MatmulTile {
 /// The column tile loop is the outermost (threaded) one when it has at least
 /// this many iterations.
 constexpr int64_t kMinColumnTiles = 16;
-/// The narrowest column tile (a quarter of a 512-bit vector: a 14 x 14
-/// image's 196 pixels take 4-column tiles).
+/// The narrowest column tile (a quarter of a 512-bit vector: a 12-pixel row
+/// takes three tiles of 4).
 constexpr int64_t kMinTileColumns = 4;
 /// How a register tile's columns cover an axis of `n`: `columns` per tile,
 /// `tiles` of them. When no width divides n the last tile starts at
@@ -99,12 +99,13 @@ const UOp *rowMajorIndex(std::span<const UOp *const> ranges, const UOp *start = 
 
 /// The tiled kernel, or `sink` itself when the kernel is not matmul-like: one
 /// END over an ungated STORE of a value with a float REDUCE that depends on
-/// the upcast axes; the column tile is halved down to 4 until it divides the
-/// axis (else, with KernelOptions::overlapTiles, the last column tile overlaps
-/// the one before: columnTiles; two threads may then store the same values
-/// to its outputs; no wide panels or cache blocking then), and the row axis is upcast only when it divides (a
-/// vector-matrix kernel has none); no buffer may be both read and written
-/// (the loop order changes, and an overlapped output is computed twice). An operand contiguous along the reduction instead of the columns
+/// the upcast axes; the column tiles are columnTiles' (with
+/// KernelOptions::overlapTiles the last may overlap the one before: two
+/// threads may then store the same values to its outputs, and there are no
+/// wide panels or cache blocking), and the row axis is upcast only when it
+/// divides (a vector-matrix kernel has none); no buffer may be both read and
+/// written (the loop order changes, and an overlapped output is computed
+/// twice). An operand contiguous along the reduction instead of the columns
 /// (x @ W.T) is tiled through its packed panel (the pack transposes it), or,
 /// over too few row tiles to pack, as a small tile of dot products vectorized
 /// along the reduction (KernelOptions::dotTiles; MatmulTile::alongReduction).
