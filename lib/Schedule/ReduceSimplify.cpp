@@ -184,6 +184,10 @@ static const PatternMatcher &reduceCollapsePM() {
   return pm;
 }
 
+// The ops through which reduce_collapse can take a range out of a sum.
+static constexpr OpSet kCollapsibleOps{Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::WHERE, Op::AND,
+                                       Op::OR,    Op::XOR,   Op::MAX,   Op::CAST};
+
 // reduce_collapse: abstract everything not depending on the range into
 // variables, collapse the sum symbolically, and substitute back.
 static const UOp *reduceCollapse(const UOp *red, const UOp *u) {
@@ -194,11 +198,17 @@ static const UOp *reduceCollapse(const UOp *red, const UOp *u) {
       const std::vector<const UOp *> &rs = rc.ranges(x);
       return std::find(rs.begin(), rs.end(), r) != rs.end();
     });
-    std::unordered_set<const UOp *> inc(included.begin(), included.end());
     for (const UOp *x : included)
       if (x->is(Op::STORE) || x->is(Op::REDUCE)) return nullptr;
+    // What removes r below is a rule on a comparison, a gate or a masked
+    // cast of r, or r falling out of the summand. The summand is already at
+    // symbolic's fixed point (a post-order rewrite), and abstracting its
+    // r-free parts into variables of the same range only hides structure, so
+    // without such a node r stays: most sums (matmuls, means) stop here.
+    if (std::none_of(included.begin(), included.end(), [](const UOp *x) { return x->isIn(kCollapsibleOps); }))
+      return nullptr;
+    std::unordered_set<const UOp *> inc(included.begin(), included.end());
     std::unordered_map<const UOp *, const UOp *> replaces, back;
-    std::vector<const UOp *> order;
     for (const UOp *x : included)
       for (const UOp *s : x->src()) {
         if (inc.count(s) || replaces.count(s) || s->is(Op::CONST) || s->is(Op::PARAM) || s->is(Op::BUFFER)) continue;
