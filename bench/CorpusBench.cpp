@@ -19,6 +19,7 @@
 
 #include "Codegen/MemoryPlan.h"
 #include "Codegen/Model.h"
+#include "Codegen/Lower.h"
 #include "Codegen/ModelCodegen.h"
 #include "IR/JSON.h"
 #include "IR/Pass.h"
@@ -183,7 +184,9 @@ nlohmann::json compileGraph(const fs::path &dir) {
   if (!model) return row["error"] = model.error().str(), row;
   Result<MemoryPlan> memory = planMemory(*model);
   if (!memory) return row["error"] = memory.error().str(), row;
-  Result<ModelArtifacts> art = compileModel(*model, *memory, ModelCodegenOptions{});
+  ModelCodegenOptions copts;
+  copts.relocatableLinker = codegen::findRelocatableLinker(); // as `tgc compile` does
+  Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
   if (!art) return row["error"] = art.error().str(), row;
   row["tgc_compile_ms"] = msSince(t1);
   row["object_bytes"] = art->object.size();

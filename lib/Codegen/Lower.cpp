@@ -29,6 +29,11 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -200,6 +205,58 @@ Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
 
 Result<std::string> emitAssembly(llvm::Module &m, llvm::TargetMachine &tm) {
   return emitFile(m, tm, llvm::CodeGenFileType::AssemblyFile);
+}
+
+std::string findRelocatableLinker() {
+#ifdef TGC_LLD
+  if (llvm::sys::fs::can_execute(TGC_LLD)) return TGC_LLD;
+#endif
+  for (const char *name : {"ld.lld-22", "ld.lld"})
+    if (auto path = llvm::sys::findProgramByName(name)) return *path;
+  return "";
+}
+
+Result<std::string> joinObjects(const std::vector<std::string> &objects, const std::string &linker) {
+  // The parts and the result live in temporary files, removed on every path out.
+  std::vector<llvm::SmallString<128>> files;
+  llvm::scope_exit cleanup([&] {
+    for (const auto &f : files) llvm::sys::fs::remove(f);
+  });
+  auto temp = [&](const char *suffix) -> Result<std::string> {
+    llvm::SmallString<128> path;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tgc-part", suffix, path))
+      return codegenError("cannot create a temporary object file: " + ec.message());
+    files.push_back(path);
+    return std::string(path);
+  };
+  std::vector<std::string> args = {linker, "-r", "-o"};
+  auto out = temp("o");
+  if (!out) return out.error();
+  args.push_back(*out);
+  for (const std::string &obj : objects) {
+    auto part = temp("o");
+    if (!part) return part.error();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(*part, ec);
+    if (!ec) os << obj;
+    if (ec || os.has_error()) return codegenError("cannot write a temporary object file " + *part);
+    args.push_back(*part);
+  }
+  auto log = temp("txt"); // the linker's messages, for ours
+  if (!log) return log.error();
+  std::vector<llvm::StringRef> argv(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(*log), llvm::StringRef(*log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(linker, argv, std::nullopt, redirects, 0, 0, &message);
+  if (rc != 0) {
+    if (auto said = llvm::MemoryBuffer::getFile(*log); said && !(*said)->getBuffer().empty())
+      message = (*said)->getBuffer().trim().str();
+    return codegenError("joining the kernel objects failed (" + (message.empty() ? "exit " + std::to_string(rc) : message) +
+                        "): " + llvm::join(args, " "));
+  }
+  auto joined = llvm::MemoryBuffer::getFile(*out);
+  if (!joined) return codegenError("cannot read the joined object " + *out);
+  return (*joined)->getBuffer().str();
 }
 
 std::string printMLIR(mlir::ModuleOp module) {

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -57,6 +58,11 @@ Result<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm);
 
 /// The same as target assembly text.
 Result<std::string> emitAssembly(llvm::Module &m, llvm::TargetMachine &tm);
+/// The ld.lld that joins objects (`ld.lld -r`): LLVM's own, else one on the
+/// PATH; empty if there is none.
+std::string findRelocatableLinker();
+/// One relocatable object of `objects` (in order), linked by `linker` (`-r`).
+Result<std::string> joinObjects(const std::vector<std::string> &objects, const std::string &linker);
 
 /// Textual forms, for `tgc compile --emit` and tests.
 std::string printMLIR(mlir::ModuleOp module);

@@ -8,7 +8,9 @@
 // linked into the main module, which holds the caller's functions. The tgc
 // side of lowering (tiling, KernelToMLIR) builds UOps, and a Context is not
 // thread-safe: it stays on the calling thread, only the MLIR and LLVM work runs
-// concurrently. Code generation of the linked module stays serial.
+// concurrently. A model compiled to an object file emits each group's object
+// on its thread too (joined by a relocatable link); otherwise code generation
+// of the linked module is serial.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/DivmodSplit.h"
@@ -214,6 +216,7 @@ struct KernelGroup {
   std::unique_ptr<llvm::LLVMContext> ctx;
   std::unique_ptr<llvm::Module> llvm;
   std::string bitcode; ///< a worker group's optimized module, for the main context
+  std::string object;  ///< the group's machine code, when the emission is split
   std::optional<Diagnostic> error;
 };
 
@@ -222,15 +225,24 @@ struct KernelGroup {
 // forward pass has ~2400, its training step ~43000).
 constexpr size_t kParallelMinUOps = 2000;
 
+// What group 0's own functions (the caller's: a model's run function makes
+// every call of the schedule) weigh per call, in kernel UOps, set so that on
+// the 12-layer transformer's training step (666 calls, ~43000 UOps) the two
+// groups took about as long (0 left the worker done ~0.5 s early, 16 the
+// main thread; measured with code generation in the groups).
+constexpr size_t kUOpsPerCall = 8;
+
 // Splits the kernels into groups of about equal size (UOps after tiling, a
 // proxy for the MLIR and LLVM work), deterministically: the biggest first, each
-// to the group with the least so far. Group 0 is compiled by the calling thread.
-std::vector<std::vector<size_t>> groupKernels(const std::vector<size_t> &sizes, size_t groups) {
+// to the group with the least so far. Group 0 is compiled by the calling thread
+// and starts with `mainLoad`, the weight of the caller's functions.
+std::vector<std::vector<size_t>> groupKernels(const std::vector<size_t> &sizes, size_t groups, size_t mainLoad) {
   std::vector<size_t> order(sizes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : a < b; });
   std::vector<std::vector<size_t>> out(groups);
   std::vector<size_t> load(groups, 0);
+  load[0] = mainLoad;
   for (size_t k : order) {
     size_t g = size_t(std::min_element(load.begin(), load.end()) - load.begin());
     out[g].push_back(k);
@@ -283,8 +295,9 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   // prints one module, so it is lowered as one.
   size_t numGroups = keepMLIR || total < kParallelMinUOps || plan.kernels.size() < 2 ? 1 : 2;
   bool concurrent = std::thread::hardware_concurrency() >= 2;
+  bool splitObjects = numGroups > 1 && !hooks.objectSymbolPrefix.empty();
   std::vector<KernelGroup> groups(numGroups);
-  std::vector<std::vector<size_t>> members = groupKernels(sizes, numGroups);
+  std::vector<std::vector<size_t>> members = groupKernels(sizes, numGroups, kUOpsPerCall * plan.calls.size());
   for (size_t g = 0; g < numGroups; ++g) {
     KernelGroup &grp = groups[g];
     grp.kernels = members[g];
@@ -342,7 +355,27 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     if (main && hooks.addLLVM)
       if (Status s = hooks.addLLVM(*grp.llvm); !s) return s;
     if (Status s = optimizeModule(*grp.llvm, gtm, optLevel, kernel.combineLaneSums); !s) return s;
-    if (!main) {
+    // A threaded kernel's body and task are called from its own group only:
+    // local symbols, so that two models' objects link together. (After the
+    // optimization, which they would otherwise change.)
+    for (size_t i : grp.kernels)
+      for (const char *suffix : {"_body", "_task"})
+        if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol + suffix); f && !f->isDeclaration())
+          f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (splitObjects) {
+      // The kernels called across objects: defined in a worker group, declared in the main one.
+      for (size_t g = main ? 1 : 0; g < (main ? numGroups : 1); ++g)
+        for (size_t i : main ? groups[g].kernels : grp.kernels)
+          if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol)) {
+            f->setName(hooks.objectSymbolPrefix + plan.kernels[i].symbol);
+            f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+          }
+      auto obj = emitObject(*grp.llvm, gtm);
+      if (!obj) return obj.error();
+      grp.object = std::move(*obj);
+      grp.llvm.reset();
+      grp.ctx.reset();
+    } else if (!main) {
       llvm::raw_string_ostream os(grp.bitcode);
       llvm::WriteBitcodeToFile(*grp.llvm, os);
       grp.llvm.reset();
@@ -366,6 +399,10 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   for (KernelGroup &grp : groups)
     if (grp.error) return *grp.error;
 
+  if (splitObjects) {
+    for (KernelGroup &grp : groups) out.objects.push_back(std::move(grp.object));
+    return out;
+  }
   out.ctx = std::move(groups[0].ctx);
   out.module = std::move(groups[0].llvm);
   for (size_t g = 1; g < numGroups; ++g) {

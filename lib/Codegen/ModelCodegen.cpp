@@ -445,10 +445,19 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
     if (Status s = addGlobals(m, model, weights); !s) return s;
     return addMetadata(m, model, memory, weights);
   };
+  // A model's name is a C identifier: "name." cannot clash with C code or another model.
+  if (opts.emitObject && !opts.keepLLVMIR && !opts.emitAssembly && !opts.relocatableLinker.empty())
+    hooks.objectSymbolPrefix = model.name + ".";
   auto lowered = codegen::lowerSchedule(model.plan, hooks, opts.kernel, opts.target.optLevel, opts.keepMLIR, **tm);
   if (!lowered) return lowered.error();
   ModelArtifacts out;
   out.mlir = std::move(lowered->mlirText);
+  if (!lowered->objects.empty()) {
+    auto joined = codegen::joinObjects(lowered->objects, opts.relocatableLinker);
+    if (!joined) return joined.error();
+    out.object = std::move(*joined);
+    return out;
+  }
   if (opts.keepLLVMIR) out.llvmIR = codegen::printLLVMIR(*lowered->module);
   if (opts.emitAssembly) {
     // Code generation may change the module: the assembly comes from a copy.

@@ -54,6 +54,11 @@ struct ModelCodegenOptions {
   bool keepMLIR = false;     ///< ModelArtifacts::mlir: kernels + entries before lowering
   bool keepLLVMIR = false;   ///< ModelArtifacts::llvmIR: the optimized module
   bool emitAssembly = false; ///< ModelArtifacts::assembly
+  /// An ld.lld for `-r`: a big model's kernel groups then emit their objects
+  /// on threads of their own, joined into ModelArtifacts::object. Empty (or
+  /// with keepLLVMIR / emitAssembly, which print the one linked module): one
+  /// module, emitted on one thread.
+  std::string relocatableLinker;
 };
 
 struct ModelArtifacts {

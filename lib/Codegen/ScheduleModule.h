@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -36,12 +37,22 @@ struct ScheduleModuleHooks {
   std::function<Status(mlir::ModuleOp)> addMLIR;
   /// Globals the caller adds to the LLVM module before it is optimized.
   std::function<Status(llvm::Module &)> addLLVM;
+  /// When not empty and the kernels are compiled in several groups, each group
+  /// is also emitted as an object file on its own thread (LoweredSchedule::objects,
+  /// to be joined by a relocatable link) instead of being linked into one
+  /// module: code generation runs in parallel too. The kernels one group calls
+  /// in another are then global symbols, renamed to this prefix + their name
+  /// (hidden), so that two models' objects can be linked together.
+  std::string objectSymbolPrefix;
 };
 
 struct LoweredSchedule {
   std::unique_ptr<llvm::LLVMContext> ctx;
   std::unique_ptr<llvm::Module> module;
   std::string mlirText; ///< the MLIR before lowering, when asked for
+  /// One object per group, the first holding the caller's functions, when
+  /// hooks.objectSymbolPrefix split the emission (ctx and module are then null).
+  std::vector<std::string> objects;
 };
 
 /// Lowers every kernel of `plan`, applies `hooks`, translates and optimizes.

@@ -6,6 +6,7 @@
 // Python's semantics written out by hand, never from the code under test.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/Lower.h"
 #include "Codegen/Schedule.h"
 
 #include "KernelBuild.h"
@@ -354,6 +355,32 @@ TEST_CASE("codegen: loops are vectorized for the requested CPU, and schedules em
   CHECK(obj->find("k0_k_entry") != std::string::npos);
 }
 #endif
+
+TEST_CASE("codegen: joinObjects links objects with ld.lld -r, and says why it could not") {
+  std::string linker = codegen::findRelocatableLinker();
+  if (linker.empty()) return; // no ld.lld here: models are emitted from one module
+  KB k;
+  DType f = dtypes::Float32;
+  const UOp *out = k.p(0, f, 16), *a = k.p(1, f, 16), *i = range(k.c, 16, 0);
+  const UOp *kern = k.sink({k.end(k.store(out, i, k.op(Op::ADD, f, {k.idx(a, i), k.idx(a, i)})), {i})});
+  const UOp *lin = k.linear({k.call(kern, {buffer(k.c, 1, f, 16), buffer(k.c, 2, f, 16)})});
+  auto obj = compileLinearToObject(lin);
+  REQUIRE_MESSAGE(obj.ok(), (obj.ok() ? "" : obj.error().str()));
+  auto joined = codegen::joinObjects({*obj}, linker);
+  REQUIRE_MESSAGE(joined.ok(), (joined.ok() ? "" : joined.error().str()));
+  CHECK(joined->rfind("\x7f" "ELF", 0) == 0);
+  CHECK(joined->find("tgc_run") != std::string::npos);
+  // the same object twice defines tgc_run twice: the link fails, and the message shows the command
+  auto twice = codegen::joinObjects({*obj, *obj}, linker);
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error().message.find("joining the kernel objects failed") != std::string::npos);
+  CHECK(twice.error().message.find(" -r ") != std::string::npos);
+  CHECK(twice.error().message.find("duplicate symbol") != std::string::npos); // the linker's own words
+  auto garbage = codegen::joinObjects({"not an object"}, linker);
+  CHECK_FALSE(garbage.ok());
+  auto missing = codegen::joinObjects({*obj}, "/nonexistent/ld.lld");
+  CHECK_FALSE(missing.ok());
+}
 
 TEST_CASE("codegen: malformed or unsupported kernels are diagnosed, not miscompiled") {
   KB k;

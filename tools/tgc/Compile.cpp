@@ -10,6 +10,7 @@
 #include "Driver.h"
 
 #include "Codegen/LinearModel.h"
+#include "Codegen/Lower.h"
 #include "Codegen/MemoryPlan.h"
 #include "Codegen/ModelCodegen.h"
 #include "Codegen/ModelWeights.h"
@@ -197,6 +198,7 @@ int runCompile(const CompileOptions &o) {
   copts.keepMLIR = emit.count("mlir");
   copts.keepLLVMIR = emit.count("llvm");
   copts.emitAssembly = emit.count("asm");
+  copts.relocatableLinker = codegen::findRelocatableLinker();
   Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
   if (!art) {
     report(art.error());
