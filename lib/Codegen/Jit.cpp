@@ -9,6 +9,7 @@
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace tgc::codegen {
 
@@ -20,15 +21,13 @@ static Diagnostic jitError(std::string msg) {
 
 Jit::~Jit() = default;
 
-Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
-                                         const TargetOptions &opts) {
+// An LLJIT for `opts`' target whose main dylib resolves the process's symbols and tgc's runtime.
+static Result<std::unique_ptr<llvm::orc::LLJIT>> makeJit(const TargetOptions &opts) {
   auto jtmb = targetBuilder(opts);
   if (!jtmb) return jtmb.error();
   auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(**jtmb)).create();
   if (!built) return jitError(llvm::toString(built.takeError()));
-  std::unique_ptr<Jit> jit(new Jit());
-  jit->jit_ = std::move(*built);
-  llvm::orc::LLJIT &j = *jit->jit_;
+  llvm::orc::LLJIT &j = **built;
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(j.getDataLayout().getGlobalPrefix());
   if (!process) return jitError(llvm::toString(process.takeError()));
   j.getMainJITDylib().addGenerator(std::move(*process));
@@ -39,9 +38,31 @@ Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::u
   runtime[j.mangleAndIntern("tgc_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&tgc_parallel_for), flags};
   if (auto err = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
     return jitError(llvm::toString(std::move(err)));
+  return std::move(*built);
+}
+
+Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
+                                         const TargetOptions &opts) {
+  auto built = makeJit(opts);
+  if (!built) return built.error();
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->jit_ = std::move(*built);
+  llvm::orc::LLJIT &j = *jit->jit_;
   if (m->getDataLayout() != j.getDataLayout()) return jitError("module data layout does not match the JIT's target");
   if (auto err = j.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     return jitError(llvm::toString(std::move(err)));
+  return jit;
+}
+
+Result<std::unique_ptr<Jit>> Jit::create(const std::vector<std::string> &objects, const TargetOptions &opts) {
+  auto built = makeJit(opts);
+  if (!built) return built.error();
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->jit_ = std::move(*built);
+  for (size_t i = 0; i < objects.size(); ++i)
+    if (auto err = jit->jit_->addObjectFile(
+            llvm::MemoryBuffer::getMemBufferCopy(objects[i], "kernel-group-" + std::to_string(i) + ".o")))
+      return jitError(llvm::toString(std::move(err)));
   return jit;
 }
 

@@ -1,7 +1,7 @@
 //===- Jit.h - run compiled kernels in-process (ORC LLJIT) ------*- C++ -*-===//
 //
-// Holds an optimized LLVM module compiled by ORC's LLJIT for the host and
-// hands out the addresses of its functions. Unresolved symbols (libm's exp2f,
+// Holds an optimized LLVM module compiled by ORC's LLJIT for the host (or
+// objects compiled for it) and hands out the addresses of its functions. Unresolved symbols (libm's exp2f,
 // sinf, memcpy, ...) resolve against the current process.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm::orc {
 class LLJIT;
@@ -23,6 +24,10 @@ public:
   /// Compiles `m` (already optimized; its data layout must match `opts`' target).
   static Result<std::unique_ptr<Jit>> create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                                              const TargetOptions &opts);
+  /// Links relocatable objects already compiled for `opts`' target (a
+  /// schedule's kernel groups, LoweredSchedule::objects) into one JIT dylib,
+  /// where they see each other's hidden symbols.
+  static Result<std::unique_ptr<Jit>> create(const std::vector<std::string> &objects, const TargetOptions &opts);
   ~Jit();
   /// The address of function `symbol`.
   Result<void *> lookup(const std::string &symbol);

@@ -225,13 +225,6 @@ struct KernelGroup {
 // forward pass has ~2400, its training step ~43000).
 constexpr size_t kParallelMinUOps = 2000;
 
-// What group 0's own functions (the caller's: a model's run function makes
-// every call of the schedule) weigh per call, in kernel UOps, set so that on
-// the 12-layer transformer's training step (666 calls, ~43000 UOps) the two
-// groups took about as long (0 left the worker done ~0.5 s early, 16 the
-// main thread; measured with code generation in the groups).
-constexpr size_t kUOpsPerCall = 8;
-
 // Splits the kernels into groups of about equal size (UOps after tiling, a
 // proxy for the MLIR and LLVM work), deterministically: the biggest first, each
 // to the group with the least so far. Group 0 is compiled by the calling thread
@@ -297,7 +290,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   bool concurrent = std::thread::hardware_concurrency() >= 2;
   bool splitObjects = numGroups > 1 && !hooks.objectSymbolPrefix.empty();
   std::vector<KernelGroup> groups(numGroups);
-  std::vector<std::vector<size_t>> members = groupKernels(sizes, numGroups, kUOpsPerCall * plan.calls.size());
+  std::vector<std::vector<size_t>> members = groupKernels(sizes, numGroups, hooks.uopsPerCall * plan.calls.size());
   for (size_t g = 0; g < numGroups; ++g) {
     KernelGroup &grp = groups[g];
     grp.kernels = members[g];

@@ -437,6 +437,12 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
   if (!tm) return tm.error();
   codegen::ScheduleModuleHooks hooks;
   hooks.exportEntries = false;
+  // A model's run functions per call of the schedule, in kernel UOps (each
+  // call also reports to the observer): on the 12-layer transformer's training
+  // step (666 calls, ~43000 UOps), with code generation in the groups, the
+  // groups' thread CPU time was main 2.2-2.4 s / worker 1.5-1.6 s with 0 and
+  // 1.3-1.5 / 1.7-1.9 with 8.
+  hooks.uopsPerCall = 6;
   hooks.addMLIR = [&](ModuleOp m) {
     EntryBuilder(m, model, memory, weights).build();
     return Status::success();

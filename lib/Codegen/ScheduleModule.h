@@ -44,6 +44,10 @@ struct ScheduleModuleHooks {
   /// in another are then global symbols, renamed to this prefix + their name
   /// (hidden), so that two models' objects can be linked together.
   std::string objectSymbolPrefix;
+  /// What the caller's functions weigh per call of the schedule, in kernel
+  /// UOps, when the kernels are split into groups (the main group, which holds
+  /// them, gets fewer kernels).
+  size_t uopsPerCall = 0;
 };
 
 struct LoweredSchedule {
