@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <string>
+#include <cstdlib>
 #include <vector>
 
 using namespace tgc;
@@ -504,4 +505,54 @@ TEST_CASE("tiled kernels: exp2(a) @ W.T over 16 rows, a tile of dot products who
   CHECK(shape.localBuffers == std::vector<int64_t>{16 * 128}); // every row tile's 4 terms, along r
   CHECK(shape.exps == 4);                                      // in the fill, before the tile
   CHECK(shape.exp2InReduce == 0);
+}
+
+// Shapes drawn from a fixed-seed generator (its own, so every platform draws
+// the same), each under every optimization config: odd sizes, primes and
+// sizes just past a tile's width, where tilings, overlapping tiles, packed and
+// wide panels and dot-product tiles meet their edge cases. TGC_SHAPE_SWEEP=N
+// draws N shapes per case, TGC_SHAPE_SEED another sequence (day 13: 25 matmuls
+// up to 130x300 by 300x1100, 25 convs up to 3 x 40 -> 70 channels on 34 x 34
+// and 45 attention pieces, several seeds, all within the bound).
+namespace {
+struct ShapeDraw {
+  uint64_t state;
+  int64_t operator()(int64_t lo, int64_t hi) { // in [lo, hi]
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + int64_t((state >> 33) % uint64_t(hi - lo + 1));
+  }
+};
+ShapeDraw drawFrom(uint64_t seed) {
+  const char *given = std::getenv("TGC_SHAPE_SEED");
+  return ShapeDraw{given ? uint64_t(std::atoll(given)) : seed};
+}
+int shapesToDraw(int fallback) {
+  const char *given = std::getenv("TGC_SHAPE_SWEEP");
+  return given ? std::atoi(given) : fallback;
+}
+} // namespace
+
+TEST_CASE("tiled kernels: drawn matmul and x @ W.T shapes") {
+  ShapeDraw draw = drawFrom(2026);
+  for (int s = shapesToDraw(5); s > 0; --s) {
+    int64_t m = draw(1, 100), kk = draw(1, 160), n = draw(1, 700);
+    checkMatmul(m, kk, n, draw(0, 1) == 1);
+  }
+}
+
+TEST_CASE("tiled kernels: drawn conv2d shapes") {
+  ShapeDraw draw = drawFrom(1205);
+  for (int s = shapesToDraw(3); s > 0; --s) {
+    int64_t k = 2 * draw(0, 2) + 1, pad = draw(0, (k + 1) / 2);
+    int64_t h = draw(k, 24), w = draw(k, 24);
+    checkConv({draw(1, 2), draw(1, 24), draw(1, 40), h, w, k, pad});
+  }
+}
+
+TEST_CASE("tiled kernels: drawn attention shapes (batched q @ k.T, softmax(S) @ V)") {
+  ShapeDraw draw = drawFrom(77);
+  for (int s = shapesToDraw(2); s > 0; --s) {
+    checkBatchedDotTile(draw(1, 5), draw(1, 40), draw(1, 80), draw(1, 600));
+    checkSoftmaxV(draw(1, 4), draw(1, 24), draw(1, 90), draw(1, 80));
+  }
 }
