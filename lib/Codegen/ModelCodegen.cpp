@@ -460,9 +460,15 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
   out.mlir = std::move(lowered->mlirText);
   if (!lowered->objects.empty()) {
     auto joined = codegen::joinObjects(lowered->objects, opts.relocatableLinker);
-    if (!joined) return joined.error();
-    out.object = std::move(*joined);
-    return out;
+    if (joined) {
+      out.object = std::move(*joined);
+      return out;
+    }
+    // The join is only a speed-up (no temporary files, a linker that cannot
+    // run): the one module on one thread is the same code.
+    ModelCodegenOptions serial = opts;
+    serial.relocatableLinker.clear();
+    return compileModel(model, memory, serial);
   }
   if (opts.keepLLVMIR) out.llvmIR = codegen::printLLVMIR(*lowered->module);
   if (opts.emitAssembly) {
