@@ -73,6 +73,7 @@ private:
                                       std::vector<mlir::Value> accs);
   bool gateAssumed(const UOp *gate) const;
   std::vector<const UOp *> fusableReduces(const UOp *u, unsigned level);
+  bool selectsOnSums();
   mlir::Value load(const UOp *u, unsigned level);
   mlir::Value param(const UOp *buf);
   mlir::Value address(mlir::Value base, mlir::Value idx, DType dt);
@@ -98,6 +99,7 @@ private:
   mlir::ModuleOp module_;
   const UOp *sink_;
   const KernelSpec &spec_;
+  std::optional<bool> selectsOnSums_; ///< selectsOnSums(), once asked
   mlir::OpBuilder b_;
   mlir::Location loc_;
   Numerics num_;

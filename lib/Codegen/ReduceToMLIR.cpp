@@ -12,6 +12,7 @@
 #include "Codegen/ParallelLoop.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <algorithm>
@@ -68,9 +69,50 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
   }
   std::vector<mlir::Value> accs = reduceVersions(u, group, *rop, inits);
   if (failed()) return restore(), mlir::Value();
+  // A register tile's sums leave the loop through an arithmetic fence (an
+  // identity LLVM keeps until code generation) when the kernel selects on
+  // them: LLVM's SLP vectorizer, seeded at the selects and stores after the
+  // loop, otherwise regroups the loop's accumulators into odd vectors (a
+  // <192 x float> phi, the rest scalar: a masked 512 x 512 @ 512 x 1024 ran
+  // 38.5 ms against 1.5 unmasked; fenced 2.0). The fence stops that tree, so
+  // the loop keeps the grouping its own body gives it. Not for plain stores,
+  // nor for a tile of dot products (its sums are vectors along the reduction,
+  // reduced after the loop): there it only adds shuffles (matmul_256 ~8%,
+  // the perf transformer block's masked q @ k.T ~3% slower).
+  if (group.size() > 1 && !spec_.dotTile && selectsOnSums())
+    for (mlir::Value &a : accs) {
+      if (!isa<FloatType>(a.getType())) continue;
+      OpBuilder::InsertionGuard ig(b_);
+      b_.setInsertionPointAfterValue(a);
+      SmallVector<mlir::Value, 1> args{a};
+      a = LLVM::CallIntrinsicOp::create(b_, loc_, TypeRange{a.getType()}, b_.getStringAttr("llvm.arithmetic.fence"),
+                                        mlir::ValueRange(args), LLVM::FastmathFlagsAttr())
+              .getResult(0);
+    }
   restore();
   for (size_t g = 1; g < group.size(); ++g) memo_[group[g]] = Memo{accs[g], level, scopes_[level].id};
   return accs[0];
+}
+
+// Whether a value the kernel stores selects on or compares a REDUCE's result
+// (a mask over a tile's sums: WHERE(i < j, -inf, dot)).
+bool KernelLowering::selectsOnSums() {
+  if (!selectsOnSums_) {
+    selectsOnSums_ = false;
+    for (const UOp *st : toposort(sink_)) {
+      if (!st->is(Op::STORE) || st->numSrc() < 2) continue;
+      ToposortOptions o;
+      o.gate = [](const UOp *x) { return !x->is(Op::REDUCE); }; // the summands are the tile's own
+      std::vector<const UOp *> value = toposort(st->src(1), o);
+      bool select = false, sums = false;
+      for (const UOp *x : value) {
+        select |= x->is(Op::WHERE) || x->isIn(group::Comparison);
+        sums |= x->is(Op::REDUCE);
+      }
+      if (select && sums) selectsOnSums_ = true;
+    }
+  }
+  return *selectsOnSums_;
 }
 
 // The gate-free versions of a reduction (GateVersioning.h), each under

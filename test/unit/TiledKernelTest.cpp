@@ -96,13 +96,19 @@ void checkConv(const Conv &s) {
 }
 
 // c[i, j] = sum_r a[i, r] b[r, j]; with `transposedB`, b is stored n x kk
-// and c = a b^T (x @ W.T, nn.Linear: the packed panel transposes it).
-void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
-  INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n << (transposedB ? " (b stored transposed)" : ""));
+// and c = a b^T (x @ W.T, nn.Linear: the packed panel transposes it). With
+// `masked`, c[i, j] = -1000 for i < j (a causal mask over the sums).
+constexpr float kMasked = -1000.0f;
+void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, bool masked = false) {
+  INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n << (transposedB ? " (b stored transposed)" : "")
+                 << (masked ? ", masked where i < j" : ""));
   auto bAt = [&](int64_t r, int64_t j) { return transposedB ? j * kk + r : r * n + j; };
   Reference ref = sumReference(m, n, kk, [](int64_t, int64_t) { return 0.0; }, [&](int64_t i, int64_t j, int64_t r) {
     return double(testInput(i * kk + r, 3)) * double(testInput(bAt(r, j), 4));
   });
+  if (masked)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = i + 1; j < n; ++j) ref.value[size_t(i * n + j)] = kMasked, ref.bound[size_t(i * n + j)] = 0;
   for (const auto &[name, opts] : optimizationConfigs()) {
     CAPTURE(name);
     KB k;
@@ -111,6 +117,7 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false) {
     const UOp *i = range(k.c, m, 0, "LOOP"), *j = range(k.c, n, 1, "LOOP"), *r = range(k.c, kk, 2, "REDUCE");
     const UOp *bi = transposedB ? k.lin(j, kk, r) : k.lin(r, n, j);
     const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(i, kk, r)), k.idx(b, bi)}), {r});
+    if (masked) red = k.op(Op::WHERE, f, {k.op(Op::CMPLT, dtypes::Bool, {i, j}), k.cf(kMasked), red});
     const UOp *kern = k.sink({k.end(k.store(c, k.lin(i, n, j), red), {i, j})});
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
     float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
@@ -391,6 +398,12 @@ TEST_CASE("tile-matmul: an overlapping tiling starts its tiles at min(tile * col
 
 TEST_CASE("tiled kernels: matmul whose columns only a 4-column tile divides (32x64 by 64x36)") { checkMatmul(32, 64, 36); }
 
+TEST_CASE("tiled kernels: causally masked matmuls, the tile's sums fenced before the select (64x128 by 128x256, 40x37 by 37x100)") {
+  checkMatmul(64, 128, 256, false, true);
+  checkMatmul(40, 37, 100, false, true);
+  checkMatmul(64, 96, 300, true, true); // x @ W.T: a packed transposed panel
+}
+
 TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window read at f + offset") {
   KB k;
   const Conv s{2, 4, 16, 8, 12, 3, 1};
@@ -536,7 +549,8 @@ TEST_CASE("tiled kernels: drawn matmul and x @ W.T shapes") {
   ShapeDraw draw = drawFrom(2026);
   for (int s = shapesToDraw(5); s > 0; --s) {
     int64_t m = draw(1, 100), kk = draw(1, 160), n = draw(1, 700);
-    checkMatmul(m, kk, n, draw(0, 1) == 1);
+    bool transposed = draw(0, 1) == 1, masked = draw(0, 2) == 0;
+    checkMatmul(m, kk, n, transposed, masked);
   }
 }
 
