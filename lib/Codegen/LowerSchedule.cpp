@@ -356,13 +356,17 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
         if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol + suffix); f && !f->isDeclaration())
           f->setLinkage(llvm::GlobalValue::InternalLinkage);
     if (splitObjects) {
-      // The kernels called across objects: defined in a worker group, declared in the main one.
-      for (size_t g = main ? 1 : 0; g < (main ? numGroups : 1); ++g)
-        for (size_t i : main ? groups[g].kernels : grp.kernels)
-          if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol)) {
-            f->setName(hooks.objectSymbolPrefix + plan.kernels[i].symbol);
-            f->setVisibility(llvm::GlobalValue::HiddenVisibility);
-          }
+      // The kernels called across objects: a worker group's own, which the main group declares.
+      std::vector<size_t> crossing = grp.kernels;
+      if (main) {
+        crossing.clear();
+        for (size_t g = 1; g < numGroups; ++g) crossing.insert(crossing.end(), groups[g].kernels.begin(), groups[g].kernels.end());
+      }
+      for (size_t i : crossing)
+        if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol)) {
+          f->setName(hooks.objectSymbolPrefix + plan.kernels[i].symbol);
+          f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+        }
       auto obj = emitObject(*grp.llvm, gtm);
       if (!obj) return obj.error();
       grp.object = std::move(*obj);
