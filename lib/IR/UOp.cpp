@@ -61,8 +61,8 @@ UOp::UOp(Context *ctx, uint32_t id, Op op, DType dt, std::span<const UOp *const>
   }
 }
 
-const UOp *UOp::withSrc(std::vector<const UOp *> src) const { return ctx_->get(op_, dtype_, src, arg_, tag()); }
-const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), tag()); }
+const UOp *UOp::withSrc(std::span<const UOp *const> src) const { return ctx_->intern(op_, dtype_, src, arg_, tag()); }
+const UOp *UOp::withArg(Value arg) const { return ctx_->intern(op_, dtype_, src(), std::move(arg), Value(tag())); }
 const UOp *UOp::withTag(Value tag) const { return ctx_->intern(op_, dtype_, src(), arg_, std::move(tag)); }
 const UOp *UOp::withDType(DType dt) const { return ctx_->intern(op_, dt, src(), arg_, tag()); }
 
@@ -137,7 +137,11 @@ void Context::growTable(size_t slots) {
   }
 }
 
-const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag) {
+// The arg and tag are copied (or moved, from a temporary) only into a new
+// node: most interns of an existing node's arg (a rebuild over new srcs) find
+// the node, or make one, with no Value copied on the way.
+template <typename A, typename T>
+const UOp *Context::internWith(Op op, DType dtype, std::span<const UOp *const> src, A &&arg, T &&tag) {
   size_t h = hashMix(size_t(op) + 1, dtype.stableHash());
   for (const UOp *s : src) h = hashMix(h, s->hash());
   h = hashMix(h, src.size());
@@ -157,13 +161,20 @@ const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, 
     chunks_.push_back(static_cast<UOp *>(::operator new(sizeof(UOp) * kNodesPerChunk, std::align_val_t(alignof(UOp)))));
   UOp *slot = &chunks_.back()[size_ % kNodesPerChunk];
   const UOp *const *stored = storeSrc(src);
-  const Value *storedTag = tag.isNone() ? nullptr : &tags_.emplace_back(std::move(tag));
+  const Value *storedTag = tag.isNone() ? nullptr : &tags_.emplace_back(std::forward<T>(tag));
   const UOp *u = new (slot) UOp(this, uint32_t(size_), op, dtype, std::span<const UOp *const>(stored, src.size()),
-                                std::move(arg), storedTag, h);
+                                Value(std::forward<A>(arg)), storedTag, h);
   ++size_;
   table_[i] = TableSlot{bits, uint32_t(size_)};
   if (2 * size_ > table_.size()) growTable(2 * table_.size());
   return u;
+}
+
+const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, const Value &arg, const Value &tag) {
+  return internWith(op, dtype, src, arg, tag);
+}
+const UOp *Context::intern(Op op, DType dtype, std::span<const UOp *const> src, Value &&arg, Value &&tag) {
+  return internWith(op, dtype, src, std::move(arg), std::move(tag));
 }
 
 const UOp *Context::constInt(int64_t v, DType dt) { return get(Op::CONST, dt, {}, Value::integer(v)); }

@@ -16,6 +16,7 @@
 
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -85,7 +86,10 @@ public:
   bool isIn(OpSet s) const { return s.contains(op_); }
 
   /// A node like this one with some parts replaced (the same node if nothing changed).
-  const UOp *withSrc(std::vector<const UOp *> src) const;
+  const UOp *withSrc(std::span<const UOp *const> src) const;
+  const UOp *withSrc(std::initializer_list<const UOp *> src) const {
+    return withSrc(std::span<const UOp *const>(src.begin(), src.size()));
+  }
   const UOp *withArg(Value arg) const;
   const UOp *withTag(Value tag) const;
   const UOp *withDType(DType dt) const;
@@ -150,8 +154,13 @@ public:
   const UOp *get(Op op, DType dtype, const std::vector<const UOp *> &src = {}, Value arg = {}, Value tag = {}) {
     return intern(op, dtype, std::span<const UOp *const>(src), std::move(arg), std::move(tag));
   }
+  /// The same for srcs written in place ({a, b}), without building a vector.
+  const UOp *get(Op op, DType dtype, std::initializer_list<const UOp *> src, Value arg = {}, Value tag = {}) {
+    return intern(op, dtype, std::span<const UOp *const>(src.begin(), src.size()), std::move(arg), std::move(tag));
+  }
   /// get() over srcs held anywhere (no vector needed).
-  const UOp *intern(Op op, DType dtype, std::span<const UOp *const> src, Value arg, Value tag);
+  const UOp *intern(Op op, DType dtype, std::span<const UOp *const> src, const Value &arg, const Value &tag);
+  const UOp *intern(Op op, DType dtype, std::span<const UOp *const> src, Value &&arg, Value &&tag);
 
   // Convenience builders.
   const UOp *constInt(int64_t v, DType dt = dtypes::WeakInt);
@@ -203,6 +212,8 @@ private:
 
   const UOp *const *storeSrc(std::span<const UOp *const> src);
   void growTable(size_t slots); ///< rehash into `slots` (a power of two)
+  template <typename A, typename T>
+  const UOp *internWith(Op op, DType dtype, std::span<const UOp *const> src, A &&arg, T &&tag);
 
   // Nodes live in fixed-size chunks (stable addresses, one allocation per
   // chunk); their src lists in a bump-allocated pool of pointers.
