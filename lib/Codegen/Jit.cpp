@@ -21,8 +21,8 @@ static Diagnostic jitError(std::string msg) {
 
 Jit::~Jit() = default;
 
-// An LLJIT for `opts`' target whose main dylib resolves the process's symbols and tgc's runtime.
-static Result<std::unique_ptr<llvm::orc::LLJIT>> makeJit(const TargetOptions &opts) {
+// A Jit for `opts`' target, nothing added yet: its main dylib resolves the process's symbols and tgc's runtime.
+Result<std::unique_ptr<Jit>> Jit::empty(const TargetOptions &opts) {
   auto jtmb = targetBuilder(opts);
   if (!jtmb) return jtmb.error();
   auto built = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(**jtmb)).create();
@@ -38,16 +38,16 @@ static Result<std::unique_ptr<llvm::orc::LLJIT>> makeJit(const TargetOptions &op
   runtime[j.mangleAndIntern("tgc_parallel_for")] = {llvm::orc::ExecutorAddr::fromPtr(&tgc_parallel_for), flags};
   if (auto err = j.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(runtime))))
     return jitError(llvm::toString(std::move(err)));
-  return std::move(*built);
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->jit_ = std::move(*built);
+  return jit;
 }
 
 Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx,
                                          const TargetOptions &opts) {
-  auto built = makeJit(opts);
-  if (!built) return built.error();
-  std::unique_ptr<Jit> jit(new Jit());
-  jit->jit_ = std::move(*built);
-  llvm::orc::LLJIT &j = *jit->jit_;
+  auto jit = empty(opts);
+  if (!jit) return jit;
+  llvm::orc::LLJIT &j = *(*jit)->jit_;
   if (m->getDataLayout() != j.getDataLayout()) return jitError("module data layout does not match the JIT's target");
   if (auto err = j.addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
     return jitError(llvm::toString(std::move(err)));
@@ -55,12 +55,10 @@ Result<std::unique_ptr<Jit>> Jit::create(std::unique_ptr<llvm::Module> m, std::u
 }
 
 Result<std::unique_ptr<Jit>> Jit::create(const std::vector<std::string> &objects, const TargetOptions &opts) {
-  auto built = makeJit(opts);
-  if (!built) return built.error();
-  std::unique_ptr<Jit> jit(new Jit());
-  jit->jit_ = std::move(*built);
+  auto jit = empty(opts);
+  if (!jit) return jit;
   for (size_t i = 0; i < objects.size(); ++i)
-    if (auto err = jit->jit_->addObjectFile(
+    if (auto err = (*jit)->jit_->addObjectFile(
             llvm::MemoryBuffer::getMemBufferCopy(objects[i], "kernel-group-" + std::to_string(i) + ".o")))
       return jitError(llvm::toString(std::move(err)));
   return jit;

@@ -1,8 +1,9 @@
 //===- Jit.h - run compiled kernels in-process (ORC LLJIT) ------*- C++ -*-===//
 //
 // Holds an optimized LLVM module compiled by ORC's LLJIT for the host (or
-// objects compiled for it) and hands out the addresses of its functions. Unresolved symbols (libm's exp2f,
-// sinf, memcpy, ...) resolve against the current process.
+// objects compiled for it) and hands out the addresses of its functions.
+// Unresolved symbols (libm's exp2f, sinf, memcpy, ...) resolve against the
+// current process.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -34,6 +35,7 @@ public:
 
 private:
   Jit() = default;
+  static Result<std::unique_ptr<Jit>> empty(const TargetOptions &opts);
   std::unique_ptr<llvm::orc::LLJIT> jit_;
 };
 

@@ -357,11 +357,10 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
           f->setLinkage(llvm::GlobalValue::InternalLinkage);
     if (splitObjects) {
       // The kernels called across objects: a worker group's own, which the main group declares.
-      std::vector<size_t> crossing = grp.kernels;
-      if (main) {
-        crossing.clear();
+      std::vector<size_t> crossing;
+      if (!main) crossing = grp.kernels;
+      else
         for (size_t g = 1; g < numGroups; ++g) crossing.insert(crossing.end(), groups[g].kernels.begin(), groups[g].kernels.end());
-      }
       for (size_t i : crossing)
         if (llvm::Function *f = grp.llvm->getFunction(plan.kernels[i].symbol)) {
           f->setName(hooks.objectSymbolPrefix + plan.kernels[i].symbol);

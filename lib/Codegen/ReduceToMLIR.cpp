@@ -100,6 +100,7 @@ bool KernelLowering::selectsOnSums() {
   if (!selectsOnSums_) {
     selectsOnSums_ = false;
     for (const UOp *st : toposort(sink_)) {
+      if (*selectsOnSums_) break;
       if (!st->is(Op::STORE) || st->numSrc() < 2) continue;
       ToposortOptions o;
       o.gate = [](const UOp *x) { return !x->is(Op::REDUCE); }; // the summands are the tile's own

@@ -185,8 +185,8 @@ static const PatternMatcher &reduceCollapsePM() {
 }
 
 // The ops through which reduce_collapse can take a range out of a sum.
-static constexpr OpSet kCollapsibleOps{Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::WHERE, Op::AND,
-                                       Op::OR,    Op::XOR,   Op::MAX,   Op::CAST};
+static constexpr OpSet kCollapsibleOps =
+    group::Comparison | OpSet{Op::WHERE, Op::AND, Op::OR, Op::XOR, Op::MAX, Op::CAST};
 
 // reduce_collapse: abstract everything not depending on the range into
 // variables, collapse the sum symbolically, and substitute back.
