@@ -17,9 +17,9 @@
 #include "Baseline.h"
 #include "Sections.h"
 
+#include "Codegen/Lower.h"
 #include "Codegen/MemoryPlan.h"
 #include "Codegen/Model.h"
-#include "Codegen/Lower.h"
 #include "Codegen/ModelCodegen.h"
 #include "IR/JSON.h"
 #include "IR/Pass.h"

@@ -97,22 +97,18 @@ mlir::Value KernelLowering::reduce(const UOp *u, unsigned level) {
 // Whether a value the kernel stores selects on or compares a REDUCE's result
 // (a mask over a tile's sums: WHERE(i < j, -inf, dot)).
 bool KernelLowering::selectsOnSums() {
-  if (!selectsOnSums_) {
-    selectsOnSums_ = false;
-    for (const UOp *st : toposort(sink_)) {
-      if (*selectsOnSums_) break;
-      if (!st->is(Op::STORE) || st->numSrc() < 2) continue;
-      ToposortOptions o;
-      o.gate = [](const UOp *x) { return !x->is(Op::REDUCE); }; // the summands are the tile's own
-      std::vector<const UOp *> value = toposort(st->src(1), o);
-      bool select = false, sums = false;
-      for (const UOp *x : value) {
-        select |= x->is(Op::WHERE) || x->isIn(group::Comparison);
-        sums |= x->is(Op::REDUCE);
-      }
-      if (select && sums) selectsOnSums_ = true;
-    }
-  }
+  if (selectsOnSums_) return *selectsOnSums_;
+  ToposortOptions o;
+  o.gate = [](const UOp *x) { return !x->is(Op::REDUCE); }; // the summands are the tile's own
+  auto selects = [&](const UOp *st) {
+    if (!st->is(Op::STORE) || st->numSrc() < 2) return false;
+    std::vector<const UOp *> value = toposort(st->src(1), o);
+    auto has = [&](auto pred) { return std::any_of(value.begin(), value.end(), pred); };
+    return has([](const UOp *x) { return x->is(Op::WHERE) || x->isIn(group::Comparison); }) &&
+           has([](const UOp *x) { return x->is(Op::REDUCE); });
+  };
+  std::vector<const UOp *> nodes = toposort(sink_);
+  selectsOnSums_ = std::any_of(nodes.begin(), nodes.end(), selects);
   return *selectsOnSums_;
 }
 
