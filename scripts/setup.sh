@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 
 # libclang-rt-22-dev: the sanitizer and libFuzzer runtimes (TGC_SANITIZE, TGC_FUZZ).
 # libmimalloc-dev: the allocator linked into tgc and perf_bench (TGC_MIMALLOC).
+# python3-numpy: the live tests against tinygrad (test/tinygrad/) compare arrays with it.
 # mlir-22-tools: MLIR's CMake package names its tools (mlir-linalg-ods-yaml-gen) and fails without them.
 # libzstd-dev zlib1g-dev: LLVM's static libraries (TGC_STATIC_LLVM) link them.
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libcli11-dev nlohmann-json3-dev
-          doctest-dev libzstd-dev zlib1g-dev libmimalloc-dev cmake ninja-build)
+          doctest-dev libzstd-dev zlib1g-dev libmimalloc-dev cmake ninja-build python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,20 +1,35 @@
 #!/usr/bin/env python3
-"""Export a tinygrad Tensor graph in tgc's graph format (docs/graph-format.md).
+"""Export tinygrad programs in tgc's graph format (docs/graph-format.md), from a script or the command line.
+
+From Python (with tools/export on sys.path):
 
     from tinygrad import Tensor
     import tgc_export
     x = Tensor.randn(4, 8).realize(); w = Tensor.randn(8, 3).realize()
     tgc_export.export([(x @ w).relu()], "model/")   # model/graph.json + model/inputs/n<K>.npy
 
-then `tgc opt model/graph.json --passes=schedule`, `tgc run model/graph.json ...` or
-`tgc compile model/graph.json -o model.o`. The graph is what Tensor.realize(*tensors) would give the
-scheduler: one SINK whose sources are the tensors' UOps. Realize the inputs first (as above) so that they
-are buffers with data: every allocated BUFFER's contents are written to inputs/n<K>.npy.
+From the command line, for a script that defines a function returning the tensors to export:
 
-Command line (for the test suite): `tgc_export.py --self-test DIR [--tgc PATH]` exports a small model,
-checks tgc reads and schedules it (and, when `tgc run` exists, that it computes what tinygrad computed);
-`tgc_export.py --format-test DIR --tgc PATH` writes a document from stand-in objects, without tinygrad,
-and checks that tgc reads it. Exit code 77 means "skipped: tinygrad is not installed".
+    tgc_export.py model.py -o model/              # calls model.py's outputs()
+    tgc_export.py model.py:build -o model/        # calls build() instead
+    tgc_export.py model.py -o model/ --expected   # + tinygrad's own results in model/expected/
+
+then `tgc run model/graph.json --output-dir out`, or `tgc compile model/graph.json -o model.o`.
+
+The function takes no arguments and returns a Tensor, a list or tuple of Tensors, or a dict of them (the
+order of the dict is the order of the outputs). The graph is what `Tensor.realize(*tensors)` hands to
+tinygrad's scheduler: one SINK whose source I is tensor I (tgc's output out<I>). Realize the inputs and
+weights first (`Tensor.realize(*nn.state.get_parameters(model))`): every allocated BUFFER's contents are
+written to inputs/n<K>.npy, and tgc reads them as the model's inputs. A tensor left unrealized stays a
+computation in the graph (tinygrad's lazily initialized `nn` weights are THREEFRY random numbers).
+
+With `expected` (--expected) the exporter then realizes the tensors in tinygrad and writes, as the corpus
+does (docs/graph-format.md section 1 and 8): expected/out<I>.npy, expected/n<K>.after.npy for every
+buffer the realize changed, and meta.json (kernel count, outputs, inputs, buffers after, variables).
+
+Every document names the tinygrad it came from (`tinygrad`: a commit, or `tree:<hash>` of its sources when
+neither git nor the reference tree identifies it); tgc warns when it is not the tinygrad tgc follows.
+Exit codes: 0 exported, 1 the script or the export failed (the message names what and where), 2 usage.
 """
 from __future__ import annotations
 
@@ -22,14 +37,14 @@ import argparse
 import base64
 import dataclasses
 import enum
+import hashlib
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 
-SKIP = 77
-
-# tgc's dtype table (lib/IR/DType.cpp): name -> (cname, bitsize, priority, fmt). The reader checks these.
+# tgc's dtypes (lib/IR/DType.cpp): tgc name -> (tinygrad's name, which is the C name; bitsize; priority; fmt).
 DTYPES = {
     "void": ("void", 0, -1, None), "bool": ("bool", 1, 0, "?"),
     "int8": ("signed char", 8, 1, "b"), "uint8": ("unsigned char", 8, 2, "B"),
@@ -42,10 +57,29 @@ DTYPES = {
     "float16": ("half", 16, 12, "e"), "bfloat16": ("__bf16", 16, 13, None),
     "float32": ("float", 32, 14, "f"), "float64": ("double", 64, 15, "d"),
 }
+_BY_TINYGRAD_NAME = {entry[0]: name for name, entry in DTYPES.items()}
 # .npy descr by dtype (graph-format.md section 5); bfloat16 and fp8 are stored as raw bits.
 NPY = {"bool": "|b1", "int8": "|i1", "uint8": "|u1", "int16": "<i2", "uint16": "<u2", "int32": "<i4",
        "uint32": "<u4", "int64": "<i8", "uint64": "<u8", "float16": "<f2", "float32": "<f4", "float64": "<f8",
        "bfloat16": "<u2", "fp8e4m3": "|u1", "fp8e5m2": "|u1", "fp8e4m3fnuz": "|u1", "fp8e5m2fnuz": "|u1"}
+
+# The tinygrad tgc follows: the reference tree (../shared/tinygrad, snapshot a9069c177a plus the reference
+# revision), known by its commit and by the SHA-256 of its package sources (tree_hash) for copies without git.
+REFERENCE_COMMIT = "82bad2be7b718b8417f81962bbbd6bf1abc6ff3a"
+REFERENCE_TREE = "5f462c9fbcd92fe8"
+
+
+class ExportError(Exception):
+    """What cannot be exported, and where."""
+
+
+def tgc_dtype(dt) -> str:
+    """tgc's name of a tinygrad DType (tinygrad names dtypes by their C name: 'float', '__bf16', ...)."""
+    name = _BY_TINYGRAD_NAME.get(getattr(dt, "name", None))
+    if name is None or DTYPES[name][1:3] != (dt.bitsize, dt.priority):
+        raise ExportError(f"tinygrad dtype '{getattr(dt, 'name', dt)}' ({type(dt).__name__}, "
+                          f"{getattr(dt, 'bitsize', '?')} bits) has no tgc equivalent")
+    return name
 
 
 def _is_uop(x) -> bool:
@@ -61,15 +95,13 @@ class _Writer:
         self.ids: dict[int, int] = {}   # id(uop) -> node id
         self.nodes: list[dict] = []
         self.dtypes: dict[str, dict] = {}
-        self.unknown: set[str] = set()
 
     def dtype(self, dt) -> str:
-        if dt.name not in DTYPES:
-            raise ValueError(f"tgc has no dtype {dt.name!r} (vector, pointer and image dtypes are not in the format)")
-        cname, bits, prio, fmt = DTYPES[dt.name]
-        self.dtypes[dt.name] = {"kind": "scalar", "cname": cname, "bitsize": bits, "itemsize": (bits + 7) // 8,
-                                "priority": prio, "fmt": fmt}
-        return dt.name
+        name = tgc_dtype(dt)
+        cname, bits, prio, fmt = DTYPES[name]
+        self.dtypes[name] = {"kind": "scalar", "cname": cname, "bitsize": bits, "itemsize": (bits + 7) // 8,
+                             "priority": prio, "fmt": fmt}
+        return name
 
     def value(self, v):
         """graph-format.md section 3."""
@@ -103,8 +135,7 @@ class _Writer:
                     "v": {f.name: self.value(getattr(v, f.name)) for f in dataclasses.fields(v)}}
         if callable(v):
             return {"t": "callable", "v": getattr(v, "__qualname__", repr(v))}
-        self.unknown.add(type(v).__name__)
-        return {"t": "repr", "cls": type(v).__name__, "v": repr(v)}
+        raise ExportError(f"no encoding in the graph format for a {type(v).__name__} ({v!r:.80})")
 
     def uops_in(self, v):
         """UOps held in an arg or tag (tuples, lists, dataclass fields)."""
@@ -121,6 +152,13 @@ class _Writer:
             for f in dataclasses.fields(v):
                 yield from self.uops_in(getattr(v, f.name))
 
+    def node(self, u) -> dict:
+        try:
+            return {"op": u.op.name, "dtype": self.dtype(u.dtype), "src": [self.ids[id(s)] for s in u.src],
+                    "arg": self.value(u.arg), "tag": self.value(u.tag)}
+        except ExportError as e:
+            raise ExportError(f"node {len(self.nodes)} ({u.op.name}): {e}") from None
+
     def add(self, root) -> int:
         """Numbers every node reachable from root (sources and arg references first), iteratively."""
         stack = [(root, False)]
@@ -133,24 +171,62 @@ class _Writer:
                 stack.append((u, True))
                 stack.extend((d, False) for d in reversed(deps) if id(d) not in self.ids)
                 continue
-            node = {"op": u.op.name, "dtype": self.dtype(u.dtype), "src": [self.ids[id(s)] for s in u.src],
-                    "arg": self.value(u.arg), "tag": self.value(u.tag)}
+            node = self.node(u)
             self.ids[id(u)] = len(self.nodes)
             self.nodes.append(node)
         return self.ids[id(root)]
 
 
-def _npy_bytes(descr: str, numel: int, data: bytes) -> bytes:
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, numel)
+def _npy_bytes(descr: str, shape: tuple, data: bytes) -> bytes:
+    dims = "".join(f"{d}, " for d in shape) if len(shape) == 1 else ", ".join(str(d) for d in shape)
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
     pad = 64 - (10 + len(header) + 1) % 64
     header += " " * (pad % 64) + "\n"
     return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + data
 
 
-def write_document(roots, out_dir: str, root_names=None, buffers=None, what="", extra=None) -> str:
-    """Writes out_dir/graph.json for UOp-like roots (objects with op/dtype/src/arg/tag).
-    `buffers`: node object -> (bytes, numel, device) for the BUFFERs that hold data; each is written to
-    out_dir/inputs/n<K>.npy and listed in the document's `buffers`."""
+def _write(path: str, data: bytes):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)
+
+
+def tree_hash(package_dir: str) -> str:
+    """SHA-256 (first 16 hex digits) of a tinygrad package's Python sources, by relative path."""
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(root, name)
+            h.update(os.path.relpath(path, package_dir).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def tinygrad_revision() -> str:
+    """The commit of the imported tinygrad: the reference tree's, git's HEAD, or 'tree:<hash>' of its sources."""
+    import tinygrad
+    package = os.path.dirname(os.path.abspath(tinygrad.__file__))
+    tree = tree_hash(package)
+    if tree == REFERENCE_TREE:
+        return REFERENCE_COMMIT
+    try:
+        head = subprocess.run(["git", "-C", package, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", package, "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10)
+        if head.returncode == 0:
+            return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return f"tree:{tree}"
+
+
+def write_document(roots, out_dir: str, root_names=None, buffers=None, what="", extra=None) -> tuple[str, dict]:
+    """Writes out_dir/graph.json for tinygrad UOp roots. `buffers`: BUFFER node -> (bytes, numel, device) for
+    the buffers that hold data; each is written to out_dir/inputs/n<K>.npy and listed in `buffers`.
+    Returns the path and the node ids (id(uop) -> K)."""
     w = _Writer()
     root_ids = [w.add(r) for r in roots]
     doc = {"format": "tgc-uop-graph", "version": 1, "what": what or "tensor graph exported by tgc_export.py"}
@@ -158,147 +234,149 @@ def write_document(roots, out_dir: str, root_names=None, buffers=None, what="", 
     for u, (data, numel, device) in (buffers or {}).items():
         k = w.ids[id(u)]
         rel = f"inputs/n{k}.npy"
-        os.makedirs(os.path.join(out_dir, "inputs"), exist_ok=True)
-        with open(os.path.join(out_dir, rel), "wb") as f:
-            f.write(_npy_bytes(NPY[u.dtype.name], numel, data))
-        listed[str(k)] = {"node": k, "dtype": u.dtype.name, "numel": numel, "device": device, "allocated": True,
-                          "file": rel}
+        _write(os.path.join(out_dir, rel), _npy_bytes(NPY[tgc_dtype(u.dtype)], (numel,), data))
+        listed[str(k)] = {"node": k, "dtype": tgc_dtype(u.dtype), "numel": numel, "device": device,
+                          "allocated": True, "file": rel}
     doc["buffers"] = dict(sorted(listed.items(), key=lambda kv: int(kv[0])))
     doc.update(extra or {})
     doc["dtypes"] = w.dtypes
     doc["roots"] = root_ids
     doc["root_names"] = list(root_names or ["sink"] * len(root_ids))
-    if w.unknown:
-        print(f"tgc_export: warning: no encoding for {sorted(w.unknown)}; written as repr", file=sys.stderr)
-    os.makedirs(out_dir, exist_ok=True)
+    text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items() if k != "nodes")
+    text += ', "nodes": [\n' + ",\n".join(json.dumps(n) for n in w.nodes) + "\n]}\n"
     path = os.path.join(out_dir, "graph.json")
-    with open(path, "w") as f:
-        f.write("{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items() if k != "nodes"))
-        f.write(', "nodes": [\n' + ",\n".join(json.dumps(n) for n in w.nodes) + "\n]}\n")
-    return path
+    _write(path, text.encode())
+    return path, w.ids
 
 
-def export(tensors, out_dir: str, what: str = "") -> str:
-    """Writes the graph Tensor.realize(*tensors) would schedule, and its input data, to out_dir."""
-    from tinygrad.uop.ops import Ops, UOp
-    sink = UOp.sink(*[t.uop for t in tensors])
-    buffers = {}
+def _device_name(device) -> str:
+    return device if isinstance(device, str) else str(device)
+
+
+def _allocated_buffers(sink) -> dict:
+    """The graph's BUFFERs that hold data before the realize, with their bytes."""
+    from tinygrad.uop.ops import Ops
+    out = {}
     for u in sink.toposort():
         if u.op is Ops.BUFFER and u.realized is not None:
             buf = u.buffer
-            buffers[u] = (bytes(buf.as_memoryview()), buf.size, buf.device if isinstance(buf.device, str) else str(buf.device))
-    try:
-        import tinygrad
-        extra = {"tinygrad": getattr(tinygrad, "__version__", "")}
-    except Exception:
-        extra = {}
-    return write_document([sink], out_dir, ["sink"], buffers, what, extra)
+            out[u] = (bytes(buf.as_memoryview()), buf.size, _device_name(buf.device))
+    return out
 
 
-def _run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"tgc_export: {' '.join(cmd)} failed ({r.returncode}):\n{r.stdout}{r.stderr}", file=sys.stderr)
-        sys.exit(1)
-    return r.stdout
+def _variables(sink, ids) -> list[dict]:
+    """Bound Variables (AFTER(var, STORE(var, CONST v))) as meta.json lists them."""
+    out = []
+    for u in sink.toposort():
+        if getattr(u, "is_bound_var", False):
+            var, value = u.unbind()
+            lo, hi = var.arg.vmin_vmax
+            out.append({"node": ids[id(var)], "name": var.arg.name, "min": lo, "max": hi, "value": value})
+    return out
 
 
-def _self_test(out_dir: str, tgc: str | None) -> int:
-    try:
-        import numpy as np
-        from tinygrad import Tensor
-    except ImportError as e:
-        print(f"tgc_export: skipped: {e.name or 'tinygrad'} is not installed (pip install tinygrad numpy)")
-        return SKIP
-    x = Tensor(np.arange(32, dtype=np.float32).reshape(4, 8) / 10).realize()
-    w = Tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3)).realize()
-    y = (x @ w).relu().sum(axis=1)
-    path = export([y], out_dir, "tgc_export self-test: relu(x @ w).sum(1)")
-    expected = y.numpy()
-    if tgc:
-        _run([tgc, "opt", path, "--passes=verify,schedule", "-o", os.devnull])
-        if subprocess.run([tgc, "run", "--help"], capture_output=True).returncode == 0:
-            _run([tgc, "run", path, "--output-dir", os.path.join(out_dir, "out")])
-            from numpy.lib.format import read_array
-            with open(os.path.join(out_dir, "out", "out0.npy"), "rb") as f:
-                got = read_array(f)
-            if not np.allclose(got.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5):
-                print(f"tgc_export: tgc run computed {got}, tinygrad {expected}", file=sys.stderr)
-                return 1
-    print(f"tgc_export: self-test passed ({path})")
-    return 0
+def _tensor_bytes(t) -> bytes:
+    """A realized tensor's contents, dense and C-ordered (bfloat16 and fp8 as their bits)."""
+    from tinygrad import dtypes
+    if t.dtype in (dtypes.bfloat16, *dtypes.fp8s):
+        t = t.bitcast(dtypes.uint16 if t.dtype.itemsize == 2 else dtypes.uint8)
+    return bytes(t._buffer().as_memoryview()) if t.numel() else b""
 
 
-def _format_test(out_dir: str, tgc: str) -> int:
-    """Stand-ins for tinygrad's classes, to check the document tgc reads without tinygrad."""
-    Ops = enum.Enum("Ops", "CONST BUFFER ADD SINK")
-    AddrSpace = enum.Enum("AddrSpace", "GLOBAL LOCAL REG")
+def _realize_expected(tensors, sink, ids, before: dict, out_dir: str) -> dict:
+    """Realizes the tensors in tinygrad and writes what it computed (expected/) and meta.json."""
+    from tinygrad import Tensor
+    from tinygrad.helpers import GlobalCounters
+    from tinygrad.uop.ops import Ops
+    buffers = [u for u in sink.toposort() if u.op is Ops.BUFFER and u.arg.addrspace.name == "GLOBAL"]
+    GlobalCounters.reset()
+    Tensor.realize(*tensors)
+    kernels = GlobalCounters.kernel_count
+    outputs = []
+    for i, t in enumerate(tensors):
+        name = tgc_dtype(t.dtype)
+        rel = f"expected/out{i}.npy"
+        _write(os.path.join(out_dir, rel), _npy_bytes(NPY[name], tuple(t.shape), _tensor_bytes(t)))
+        outputs.append({"index": i, "dtype": name, "shape": list(t.shape), "file": rel, "sink_index": i,
+                        "node": ids[id(sink.src[i])]})
+    after = []
+    for u in buffers:
+        buf = u.realized
+        if buf is None:
+            continue
+        data = bytes(buf.as_memoryview())
+        if u in before and before[u][0] == data:
+            continue
+        k, name = ids[id(u)], tgc_dtype(u.dtype)
+        rel = f"expected/n{k}.after.npy"
+        _write(os.path.join(out_dir, rel), _npy_bytes(NPY[name], (buf.size,), data))
+        after.append({"node": k, "dtype": name, "numel": buf.size, "file": rel})
+    return {"kernel_count": kernels, "outputs": outputs, "buffers_after": after}
 
-    @dataclasses.dataclass(frozen=True)
-    class DType:
-        priority: int
-        bitsize: int
-        name: str
-        fmt: str | None
 
-    @dataclasses.dataclass(frozen=True)
-    class ParamArg:
-        slot: int
-        dtype: DType
-        vmin_vmax: tuple | None = None
-        multiple_of: int | None = None
-        name: str | None = None
-        addrspace: AddrSpace | None = AddrSpace.GLOBAL
-        axis: int | None = None
-        device: str | None = None
-        volatile: bool = False
+def export(tensors, out_dir: str, what: str = "", expected: bool = False) -> str:
+    """Writes the graph Tensor.realize(*tensors) would schedule, and its input data, to out_dir; with
+    `expected`, then realizes the tensors and writes tinygrad's results and meta.json. Returns graph.json's path."""
+    from tinygrad import Tensor
+    from tinygrad.uop.ops import UOp
+    tensors = list(tensors)
+    if not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        raise ExportError("export() takes a non-empty list of tinygrad Tensors")
+    sink = UOp.sink(*[t.uop for t in tensors])
+    before = _allocated_buffers(sink)
+    revision = tinygrad_revision()
+    path, ids = write_document([sink], out_dir, ["sink"], before, what, {"tinygrad": revision})
+    if expected:
+        meta = {"case": os.path.basename(os.path.abspath(out_dir)), "description": what,
+                "tinygrad": {"head": revision}, "device": _device_name(tensors[0].device),
+                "inputs": [{"node": ids[id(u)], "dtype": tgc_dtype(u.dtype), "numel": n, "device": d,
+                            "allocated": True, "file": f"inputs/n{ids[id(u)]}.npy"}
+                           for u, (_, n, d) in before.items()],
+                "variables": _variables(sink, ids)}
+        meta.update(_realize_expected(tensors, sink, ids, before, out_dir))
+        _write(os.path.join(out_dir, "meta.json"), (json.dumps(meta, indent=1) + "\n").encode())
+    return path
 
-    @dataclasses.dataclass(eq=False)
-    class UOp:
-        op: Ops
-        dtype: DType
-        src: tuple = ()
-        arg: object = None
-        tag: object = None
 
-    f32, weakint, void = DType(14, 32, "float32", "f"), DType(0, 800, "weakint", None), DType(-1, 0, "void", None)
-    n = UOp(Ops.CONST, weakint, (), 4)
-    buf = UOp(Ops.BUFFER, f32, (n,), ParamArg(1, f32, device="CPU"))
-    half = UOp(Ops.CONST, f32, (), -0.5)
-    y = UOp(Ops.ADD, f32, (buf, half))
-    sink = UOp(Ops.SINK, void, (y,))
-    data = b"".join(int(v).to_bytes(4, "little") for v in (0x3F800000, 0x40000000, 0x40400000, 0x40800000))
-    path = write_document([sink], out_dir, ["sink"], {buf: (data, 4, "CPU")}, "tgc_export format test")
-    text = _run([tgc, "opt", path, "--passes=verify"])
-    for want in ("ADD float32", "-0.5", "inputs/n1.npy"):
-        if want not in text:
-            print(f"tgc_export: '{want}' missing from tgc's reading of {path}:\n{text}", file=sys.stderr)
-            return 1
-    with open(os.path.join(out_dir, "inputs", "n1.npy"), "rb") as f:
-        npy = f.read()
-    hlen = int.from_bytes(npy[8:10], "little")
-    if npy[:8] != b"\x93NUMPY\x01\x00" or (10 + hlen) % 64 or npy[10 + hlen - 1:10 + hlen] != b"\n" \
-            or npy[10 + hlen:] != data:
-        print(f"tgc_export: inputs/n1.npy is not a .npy 1.0 file holding the data: {npy[:16]!r}...", file=sys.stderr)
-        return 1
-    print(f"tgc_export: format test passed ({path})")
-    return 0
+def _load_outputs(spec: str):
+    """Runs SCRIPT[:FUNCTION] and returns the tensors FUNCTION (default `outputs`) returns."""
+    script, _, func = spec.partition(":") if not os.path.exists(spec) else (spec, "", "")
+    func = func or "outputs"
+    if not os.path.isfile(script):
+        raise ExportError(f"{script}: no such script")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    module_spec = importlib.util.spec_from_file_location("tgc_exported_script", script)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    fn = getattr(module, func, None)
+    if not callable(fn):
+        raise ExportError(f"{script}: defines no function '{func}' (name one with {script}:FUNCTION)")
+    result = fn()
+    if isinstance(result, dict):
+        result = list(result.values())
+    elif not isinstance(result, (list, tuple)):
+        result = [result]
+    return script, func, list(result)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--self-test", metavar="DIR", help="export a small tinygrad model to DIR and check it with tgc")
-    ap.add_argument("--format-test", metavar="DIR", help="write a document from stand-ins (no tinygrad needed)")
-    ap.add_argument("--tgc", help="the tgc executable to check the exported graph with")
+    ap = argparse.ArgumentParser(prog="tgc_export.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("script", metavar="SCRIPT.py[:FUNCTION]",
+                    help="a Python script and the function in it that returns the tensors (default: outputs)")
+    ap.add_argument("-o", "--output-dir", required=True, metavar="DIR", help="where graph.json and inputs/ go")
+    ap.add_argument("--expected", action="store_true",
+                    help="also realize in tinygrad: expected/out<I>.npy, expected/n<K>.after.npy, meta.json")
+    ap.add_argument("--what", default="", help="the document's description (default: SCRIPT:FUNCTION)")
     a = ap.parse_args(argv)
-    if a.format_test:
-        if not a.tgc:
-            ap.error("--format-test needs --tgc")
-        return _format_test(a.format_test, a.tgc)
-    if a.self_test:
-        return _self_test(a.self_test, a.tgc)
-    ap.print_help()
-    return 2
+    try:
+        script, func, tensors = _load_outputs(a.script)
+        path = export(tensors, a.output_dir, a.what or f"{os.path.basename(script)}:{func}", a.expected)
+    except ExportError as e:
+        print(f"tgc_export: error: {e}", file=sys.stderr)
+        return 1
+    print(f"tgc_export: wrote {path} ({len(tensors)} output{'s' if len(tensors) != 1 else ''})")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,183 @@
+"""tinygrad programs that the live suite (check_program.py) exports and checks against tinygrad.
+
+Each `@program` function builds a small model the way a tinygrad user would and returns the tensors to
+realize. Weights come from tinygrad itself (its own initializers, realized before export, as a user loading a
+checkpoint would have them) or from a fixed-seed numpy generator; nothing is computed here that tinygrad does
+not compute in the same test. `xfail` names the open issue that makes tgc refuse the program today: the check
+expects tgc to fail and fails loudly once it passes. `c_program` also links the model from C through its header.
+CMake reads the names from the `@program("...")` lines, so keep one per line.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from tinygrad import Tensor, Variable, dtypes, nn
+from tinygrad.nn.state import get_parameters
+
+PROGRAMS: dict[str, dict] = {}
+
+
+def program(name: str, xfail: str | None = None, c_program: bool = False):
+    def register(fn):
+        PROGRAMS[name] = {"fn": fn, "xfail": xfail, "c_program": c_program}
+        return fn
+    return register
+
+
+def data(*shape, seed=0, dtype=np.float32, scale=1.0) -> Tensor:
+    """A realized input of fixed-seed normal values."""
+    rng = np.random.default_rng(seed)
+    return Tensor((rng.standard_normal(shape) * scale).astype(dtype)).realize()
+
+
+def ints(low, high, *shape, seed=0, dtype=np.int32) -> Tensor:
+    return Tensor(np.random.default_rng(seed).integers(low, high, shape).astype(dtype)).realize()
+
+
+def realized(module, seed=0):
+    """A tinygrad module with its parameters initialized by tinygrad (fixed seed) and realized."""
+    Tensor.manual_seed(seed)
+    Tensor.realize(*get_parameters(module))
+    return module
+
+
+@program("linear", c_program=True)
+def linear():
+    l1, l2 = realized(nn.Linear(16, 32), 1), realized(nn.Linear(32, 8), 2)
+    x = data(4, 16)
+    return [l2(l1(x).relu())]
+
+
+@program("conv2d")
+def conv2d():
+    c1, c2 = realized(nn.Conv2d(3, 8, 3, padding=1), 1), realized(nn.Conv2d(8, 4, 3, stride=2, bias=False), 2)
+    x = data(2, 3, 10, 10)
+    return [c2(c1(x).relu())]
+
+
+@program("batchnorm_eval")
+def batchnorm_eval():
+    conv, bn = realized(nn.Conv2d(3, 8, 3), 1), nn.BatchNorm(8)
+    bn.running_mean.assign(data(8, seed=2, scale=0.1)).realize()
+    bn.running_var.assign(data(8, seed=3).abs() + 0.5).realize()
+    bn.weight.assign(data(8, seed=4)).realize()
+    bn.bias.assign(data(8, seed=5)).realize()
+    x = data(2, 3, 12, 12)
+    return [bn(conv(x)).relu().max_pool2d()]
+
+
+@program("layernorm")
+def layernorm():
+    ln, rms = realized(nn.LayerNorm(32), 1), realized(nn.RMSNorm(32), 2)
+    x = data(4, 6, 32, scale=3.0)
+    return [ln(x), rms(x + 1)]
+
+
+@program("embedding")
+def embedding():
+    emb = realized(nn.Embedding(50, 16), 1)
+    idx = ints(0, 50, 3, 7)
+    logits = emb(idx).sum(axis=1) @ emb.weight.T
+    return [emb(idx), logits.sparse_categorical_crossentropy(ints(0, 50, 3, seed=1))]
+
+
+@program("attention")
+def attention():
+    q, k, v = data(2, 4, 12, 16, seed=1), data(2, 4, 12, 16, seed=2), data(2, 4, 12, 16, seed=3)
+    mask = data(2, 1, 12, 12, seed=4) > 0
+    return [q.scaled_dot_product_attention(k, v, is_causal=True), q.scaled_dot_product_attention(k, v, attn_mask=mask)]
+
+
+@program("assign")
+def assign():
+    cache = Tensor.zeros(2, 8, 16).contiguous().realize()
+    new = data(2, 3, 16)
+    cache[:, 2:5].assign(new * 2)
+    return [cache.sum(axis=2), cache]
+
+
+@program("half")
+def half():
+    a, b = data(16, 32, dtype=np.float16), data(32, 24, dtype=np.float16, seed=1)
+    y = (a @ b).relu() + 0.5
+    return [y, y.float().softmax(axis=1), a.cast(dtypes.float32).sum(axis=0).half()]
+
+
+@program("bfloat16")
+def bfloat16():
+    a = Tensor(np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32), dtype=dtypes.bfloat16).realize()
+    b = Tensor(np.random.default_rng(1).standard_normal((32, 8)).astype(np.float32), dtype=dtypes.bfloat16).realize()
+    c = Tensor(np.random.default_rng(2).standard_normal((8,)).astype(np.float32), dtype=dtypes.bfloat16).realize()
+    y = a @ b + c
+    return [y, y.float().exp(), (a.float() * 3).cast(dtypes.bfloat16)]
+
+
+@program("int_casts")
+def int_casts():
+    img = ints(0, 256, 2, 3, 8, 8, dtype=np.uint8)
+    w8, x8 = ints(-128, 128, 16, 12, dtype=np.int8, seed=1), ints(-128, 128, 4, 16, dtype=np.int8, seed=2)
+    acc = x8.cast(dtypes.int32) @ w8.cast(dtypes.int32)
+    scale = data(12, seed=3).abs() * 0.01
+    return [img.float() / 255 - 0.5, acc, (acc.float() * scale).clip(-127, 127).cast(dtypes.int8),
+            (data(64, seed=4) * 100).clip(0, 255).cast(dtypes.uint8), img.cast(dtypes.int8)]
+
+
+@program("resnet_basicblock")
+def resnet_basicblock():
+    from extra.models.resnet import BasicBlock
+    block = realized(BasicBlock(16, 16), 1)
+    return [block(data(2, 16, 8, 8))]
+
+
+@program("resnet_bottleneck")
+def resnet_bottleneck():
+    from extra.models.resnet import Bottleneck
+    block = realized(Bottleneck(16, 8, stride=2), 1)
+    return [block(data(1, 16, 8, 8))]
+
+
+@program("bert_layer")
+def bert_layer():
+    from extra.models.bert import BertLayer
+    layer = realized(BertLayer(32, 64, 4, 0.0, 0.0), 1)
+    mask = Tensor(np.array([[1] * 10, [1] * 7 + [0] * 3], dtype=np.float32)).realize()
+    ext = (1.0 - mask.reshape(2, 1, 1, 10)) * -10000.0
+    return [layer(data(2, 10, 32), ext)]
+
+
+@program("vit_block")
+def vit_block():
+    from extra.models.transformer import TransformerBlock
+    block = realized(TransformerBlock(32, 4, 64, prenorm=True, act=lambda x: x.gelu()), 1)
+    return [block(data(2, 9, 32))]
+
+
+@program("llama_tiny")
+def llama_tiny():
+    from extra.models.llama import Transformer
+    model = realized(Transformer(dim=32, hidden_dim=64, n_heads=4, n_layers=2, norm_eps=1e-5, vocab_size=64,
+                                 n_kv_heads=2, max_context=16, jit=False, disable_kv_cache=True), 1)
+    tokens = ints(0, 64, 1, 8)
+    logits = model.forward(tokens, 0, math.nan, 0, 0.8, 0.0, 0.0)
+    return [logits, logits[:, -1, :].argmax(axis=-1)]
+
+
+@program("reductions")
+def reductions():
+    x = data(6, 40, scale=2.0)
+    return [x.log_softmax(axis=1), x.cumsum(axis=1), x.argmax(axis=1), x.max(axis=0), x.std(axis=1),
+            x.sigmoid().mean(), (x > 0).sum(axis=1)]
+
+
+@program("lazy_nn_init", xfail="#31 (THREEFRY: random numbers)")
+def lazy_nn_init():
+    Tensor.manual_seed(0)
+    return [nn.Linear(8, 4)(data(2, 8))]
+
+
+@program("variable_batch", xfail="#30 (Variables: symbolic shapes)")
+def variable_batch():
+    n = Variable("n", 1, 8).bind(5)
+    x = data(8, 16)
+    return [x[:n].sum(axis=0)]
