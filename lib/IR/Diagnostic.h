@@ -3,12 +3,15 @@
 // Libraries never print or exit: they return a Diagnostic (a location and a
 // message) up to the driver, which prints it LLVM-style:
 //   file:line:col: error: message
+// A warning (an input that is used, but that the user should hear about) is
+// a Diagnostic too, handed up beside the result of the call that found it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "IR/UOp.h"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -17,15 +20,19 @@
 namespace tgc {
 
 struct Diagnostic {
+  enum class Severity : uint8_t { Error, Warning };
+
   Location loc;
   std::string message;
   std::vector<std::string> notes; ///< extra lines printed as "note: ..."
+  Severity severity = Severity::Error;
 
   Diagnostic() = default;
   Diagnostic(Location l, std::string m) : loc(std::move(l)), message(std::move(m)) {}
   /// A diagnostic about node u, located where u came from in its input.
   static Diagnostic at(const UOp *u, std::string message);
-  /// "loc: error: message" followed by "loc: note: ..." lines.
+  static Diagnostic warning(Location l, std::string message);
+  /// "loc: error: message" (or "warning:") followed by "loc: note: ..." lines.
   std::string str() const;
 };
 

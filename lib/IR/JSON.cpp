@@ -2,13 +2,18 @@
 //
 // Parses a graph document (docs/graph-format.md §2-§4) with nlohmann/json,
 // decodes every arg/tag value form into tgc::Value, checks the dtype table
-// against tgc's dtypes, and interns the nodes in id order. nlohmann keeps no
-// source positions, so JSONPositions.cpp scans the raw text once for the
-// offsets that diagnostics point at (and for nesting too deep to parse safely). The inverse is JSONWriter.cpp.
+// against tgc's dtypes and each arg against its op (ArgForm.h), and interns
+// the nodes in id order. A document that names another tinygrad than the one
+// tgc follows gets a warning. nlohmann keeps no source positions, so
+// JSONPositions.cpp scans the raw text once for the offsets that diagnostics
+// point at (and for nesting too deep to parse safely). The inverse is
+// JSONWriter.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "IR/JSON.h"
 
+#include "IR/ArgForm.h"
+#include "IR/FollowedTinygrad.h"
 #include "IR/JSONPositions.h"
 #include "Runtime/FileIO.h"
 
@@ -177,8 +182,8 @@ size_t tokenStart(std::string_view text, size_t end) {
 /// the offending part of the text.
 class Reader {
 public:
-  Reader(Context &ctx, std::string_view text, const std::string &path)
-      : ctx_(ctx), text_(text), path_(path) {}
+  Reader(Context &ctx, std::string_view text, const std::string &path, std::vector<Diagnostic> *warnings)
+      : ctx_(ctx), text_(text), path_(path), warnings_(warnings) {}
 
   Result<Graph> read();
 
@@ -190,7 +195,8 @@ private:
   size_t topOffset(const std::string &key) const { return pos_.top(key); }
 
   std::optional<Diagnostic> readHeader(const json &doc);
-  std::optional<Diagnostic> readDTypes(const json &table);
+  void checkRevision(const json &doc);
+  std::optional<Diagnostic> readDTypes(const json &table, const json &doc);
   std::optional<Diagnostic> readNode(const json &j, size_t id, Graph &g);
   std::optional<Diagnostic> readRoots(const json &doc, Graph &g);
   std::optional<Diagnostic> readBuffers(const json &table, Graph &g);
@@ -213,6 +219,7 @@ private:
   Context &ctx_;
   std::string_view text_;
   const std::string &path_;
+  std::vector<Diagnostic> *warnings_;
   JSONPositions pos_;
   std::unordered_map<std::string, DType> dtypes_;
   std::vector<const UOp *> nodes_;
@@ -281,12 +288,51 @@ std::optional<Diagnostic> Reader::readHeader(const json &doc) {
   if (ver == doc.end()) return errorAt(0, "missing key 'version'");
   if (asInt(*ver) != 1)
     return errorAt(topOffset("version"), "unsupported graph format version " + brief(*ver) + " (this reader knows 1)");
+  checkRevision(doc);
   auto table = doc.find("dtypes");
   if (table == doc.end()) return errorAt(0, "missing key 'dtypes'");
-  return readDTypes(*table);
+  return readDTypes(*table, doc);
 }
 
-std::optional<Diagnostic> Reader::readDTypes(const json &table) {
+void Reader::checkRevision(const json &doc) {
+  // No name (hand-written documents) is no claim. Either way the key stays in
+  // Graph::extra and is written back as read.
+  auto it = doc.find("tinygrad");
+  if (!warnings_ || it == doc.end() || it->is_null()) return;
+  if (it->is_string()) {
+    const std::string &named = it->get_ref<const std::string &>();
+    if (named.empty() || kFollowedTinygrad.isCommit(named)) return;
+  }
+  std::string theirs = it->is_string() ? printable(it->get_ref<const std::string &>()) : brief(*it);
+  auto [line, col] = pos_.lineCol(topOffset("tinygrad"));
+  warnings_->push_back(Diagnostic::warning(Location{path_, line, col, -1},
+                                           "graph exported by tinygrad " + theirs + "; tgc follows tinygrad " +
+                                               describeFollowedTinygrad() + ": ops or semantics may differ"));
+}
+
+/// "node K (OP)" for the first node of `doc` whose dtype is `name` or whose
+/// arg or tag holds it as a {"t":"dtype"} value; "" if none does.
+std::string firstUserOf(const json &doc, const std::string &name) {
+  auto holds = [&](auto &self, const json &v) -> bool {
+    if (v.is_object() && v.value("t", json()) == "dtype" && v.value("v", json()) == name) return true;
+    if (!v.is_structured()) return false;
+    return std::any_of(v.begin(), v.end(), [&](const json &item) { return self(self, item); });
+  };
+  auto nodes = doc.find("nodes");
+  if (nodes == doc.end() || !nodes->is_array()) return "";
+  for (size_t id = 0; id < nodes->size(); ++id) {
+    const json &n = (*nodes)[id];
+    if (!n.is_object()) continue;
+    bool uses = n.value("dtype", json()) == name || (n.contains("arg") && holds(holds, n["arg"])) ||
+                (n.contains("tag") && holds(holds, n["tag"]));
+    if (!uses) continue;
+    json op = n.value("op", json());
+    return "node " + std::to_string(id) + (op.is_string() ? " (" + printable(op.get<std::string>()) + ")" : "");
+  }
+  return "";
+}
+
+std::optional<Diagnostic> Reader::readDTypes(const json &table, const json &doc) {
   if (!table.is_object()) return errorAt(topOffset("dtypes"), "'dtypes' must be an object, not " + typeName(table));
   for (const auto &[name, desc] : table.items()) {
     size_t at = pos_.sub("dtypes", name);
@@ -294,11 +340,22 @@ std::optional<Diagnostic> Reader::readDTypes(const json &table) {
     if (!desc.is_object()) return errorAt(at, what + ": descriptor must be an object, not " + typeName(desc));
     auto kind = desc.find("kind");
     if (kind == desc.end() || !kind->is_string()) return errorAt(at, what + ": descriptor needs a string 'kind'");
+    // A dtype tgc cannot represent (or not as described) is refused at its
+    // descriptor, naming the first node that needs it.
+    auto unrepresentable = [&](std::string message) {
+      std::string user = firstUserOf(doc, name);
+      return errorAt(at, message + (user.empty() ? "" : "; " + user + " uses it"));
+    };
     if (kind->get_ref<const std::string &>() != "scalar")
-      return errorAt(at, what + " has kind '" + kind->get<std::string>() +
+      return unrepresentable(what + " has kind '" + printable(kind->get<std::string>()) +
                              "': tgc supports only scalar dtypes (no pointer, vector or image dtypes)");
     DType dt = dtypes::fromName(name);
-    if (!dt) return errorAt(at, "unknown dtype '" + name + "'");
+    if (!dt) {
+      std::optional<int64_t> bits = desc.contains("bitsize") ? asInt(desc["bitsize"]) : std::nullopt;
+      return unrepresentable("unknown dtype '" + name + "'" +
+                             (bits ? " (a scalar of " + std::to_string(*bits) + " bits)" : "") +
+                             ": tgc cannot represent it");
+    }
     const DTypeInfo &info = dt.info();
     auto checkInt = [&](const char *field, int64_t want, bool required) -> std::optional<Diagnostic> {
       auto it = desc.find(field);
@@ -307,7 +364,7 @@ std::optional<Diagnostic> Reader::readDTypes(const json &table) {
         return std::nullopt;
       }
       if (asInt(*it) != want)
-        return errorAt(at, what + ": descriptor has " + field + " " + brief(*it) + ", tgc's " + name + " has " +
+        return unrepresentable(what + ": descriptor has " + field + " " + brief(*it) + ", tgc's " + name + " has " +
                                std::to_string(want));
       return std::nullopt;
     };
@@ -315,12 +372,12 @@ std::optional<Diagnostic> Reader::readDTypes(const json &table) {
     if (auto d = checkInt("itemsize", info.itemsize(), true)) return d;
     if (auto d = checkInt("priority", info.priority, false)) return d;
     if (auto it = desc.find("cname"); it != desc.end() && (!it->is_string() || *it != std::string(info.cname)))
-      return errorAt(at, what + ": descriptor has cname " + brief(*it) + ", tgc's " + name + " has \"" +
+      return unrepresentable(what + ": descriptor has cname " + brief(*it) + ", tgc's " + name + " has \"" +
                              std::string(info.cname) + "\"");
     if (auto it = desc.find("fmt"); it != desc.end()) {
       json want = info.fmt ? json(std::string(1, info.fmt)) : json(nullptr);
       if (*it != want)
-        return errorAt(at, what + ": descriptor has fmt " + brief(*it) + ", tgc's " + name + " has " + want.dump());
+        return unrepresentable(what + ": descriptor has fmt " + brief(*it) + ", tgc's " + name + " has " + want.dump());
     }
     dtypes_.emplace(name, dt);
   }
@@ -380,6 +437,9 @@ std::optional<Diagnostic> Reader::readNode(const json &j, size_t id, Graph &g) {
   Value arg, tag;
   if (!decode(*fields[F::kArg], arg)) return fail(F::kArg, "arg" + errPath_ + ": " + err_);
   if (!decode(*fields[F::kTag], tag)) return fail(F::kTag, "tag" + errPath_ + ": " + err_);
+  // Tags are tinygrad's scratch notes, which tgc never reads: any form goes.
+  if (std::string why = argFormError(*op, arg); !why.empty())
+    return errorAt(fieldAt(F::kArg), where + " (" + std::string(opName(*op)) + "): " + why, int64_t(id));
 
   // tinygrad never exports two equal nodes; if a document has them anyway they
   // intern to one node, which keeps the first one's location.
@@ -634,14 +694,15 @@ bool Reader::decodeTagged(const json &j, Value &out) {
 
 } // namespace
 
-Result<Graph> readGraphJSON(Context &ctx, std::string_view text, const std::string &path) {
-  return Reader(ctx, text, path).read();
+Result<Graph> readGraphJSON(Context &ctx, std::string_view text, const std::string &path,
+                            std::vector<Diagnostic> *warnings) {
+  return Reader(ctx, text, path, warnings).read();
 }
 
-Result<Graph> readGraphJSONFile(Context &ctx, const std::string &path) {
+Result<Graph> readGraphJSONFile(Context &ctx, const std::string &path, std::vector<Diagnostic> *warnings) {
   std::string text, error;
   if (!rt::readFile(path, text, error)) return Diagnostic(Location{path, 0, 0, -1}, error);
-  return readGraphJSON(ctx, text, path);
+  return readGraphJSON(ctx, text, path, warnings);
 }
 
 } // namespace tgc

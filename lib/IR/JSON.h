@@ -14,15 +14,20 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tgc {
 
 /// Parses a graph document, interning its nodes in `ctx` in id order. Every
 /// node gets a Location (path, line:col of its object, node id). `path` names
 /// the document in diagnostics and sets Graph::path / Graph::baseDir.
-Result<Graph> readGraphJSON(Context &ctx, std::string_view text, const std::string &path);
+/// Warnings go to `warnings` when given, whether or not the document reads:
+/// one when it names a tinygrad other than kFollowedTinygrad, which may also
+/// explain an error.
+Result<Graph> readGraphJSON(Context &ctx, std::string_view text, const std::string &path,
+                            std::vector<Diagnostic> *warnings = nullptr);
 /// Reads the file at `path` and parses it with readGraphJSON.
-Result<Graph> readGraphJSONFile(Context &ctx, const std::string &path);
+Result<Graph> readGraphJSONFile(Context &ctx, const std::string &path, std::vector<Diagnostic> *warnings = nullptr);
 
 /// The document for `g`: nodes numbered in toposort order (sources and
 /// arg-referenced nodes first) of the roots, then the buffer_map and buffer

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "IR/TextParserImpl.h"
 
+#include "IR/ArgForm.h"
 #include "IR/JSONPositions.h"
 
 #include <charconv>
@@ -134,8 +135,13 @@ bool Parser::parseNode(Context &ctx, const UOp *&out) {
   }
 
   Value arg, tag;
+  skipSpaces();
+  Pos argPos = here();
   if (!atLineEnd() && !isTagKeyword() && peek() != ':')
     if (!parseValue(arg)) return false;
+  // The same check as the JSON reader's, so that both forms read the same graphs.
+  if (std::string why = argFormError(*op, arg); !why.empty())
+    return fail(argPos, "%" + name + " (" + std::string(opText) + "): " + why);
   if (!atLineEnd() && isTagKeyword()) {
     pos_ += 3;
     if (!expect('=', "after 'tag'") || !parseValue(tag)) return false;

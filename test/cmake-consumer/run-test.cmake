@@ -30,8 +30,8 @@ foreach(f bin/tgc lib/libtgc_runtime.a lib/libtgc_launcher.a include/tgc/Runtime
   endif()
 endforeach()
 run("installed tgc --version" "${prefix}/bin/tgc" --version)
-if(NOT out MATCHES "^tgc ${TGC_VERSION}\n$")
-  message(FATAL_ERROR "installed tgc --version printed '${out}', expected 'tgc ${TGC_VERSION}'")
+if(NOT out MATCHES "^tgc ${TGC_VERSION}\nfollows tinygrad [0-9a-f]+ \\(snapshot [0-9a-f]+ \\+ [^\n]+\\)\n$")
+  message(FATAL_ERROR "installed tgc --version printed '${out}', expected 'tgc ${TGC_VERSION}' and the tinygrad it follows")
 endif()
 
 # A copy, so that the test may touch its files. Only the install prefix is

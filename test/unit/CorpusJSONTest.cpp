@@ -5,7 +5,8 @@
 // read must give the same interned nodes, the second write the same bytes,
 // and, since tgc's writer follows the exporter's layout and node order, the
 // first write the bytes of the exported file. Every `buffers` entry's .npy
-// file must load and match its entry.
+// file must load and match its entry, and no document warns (each names the
+// tinygrad tgc follows).
 //
 //===----------------------------------------------------------------------===//
 #include "IR/BufferData.h"
@@ -40,9 +41,12 @@ TEST_CASE("corpus: every graph document reads, writes back byte for byte, and re
 
       Context ctx;
       auto t0 = std::chrono::steady_clock::now();
-      Result<Graph> g = readGraphJSON(ctx, text, file.string());
+      std::vector<Diagnostic> warnings;
+      Result<Graph> g = readGraphJSON(ctx, text, file.string(), &warnings);
       readTime += std::chrono::steady_clock::now() - t0;
       REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+      // Every case names the tinygrad tgc follows.
+      CHECK_MESSAGE(warnings.empty(), (warnings.empty() ? "" : warnings[0].str()));
       ++docs;
       nodes += ctx.size();
       textBytes += text.size();

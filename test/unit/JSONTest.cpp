@@ -1,4 +1,5 @@
 //===- JSONTest.cpp - graph-format JSON: values, errors, writing ----------===//
+#include "IR/FollowedTinygrad.h"
 #include "IR/JSON.h"
 
 #include <doctest/doctest.h>
@@ -34,6 +35,14 @@ Value argOf(const std::string &arg) {
   Result<Graph> g = readGraphJSON(ctx, doc({noop(arg)}), "t.json");
   REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
   return g->roots[0]->arg();
+}
+
+/// The tag of a one-node document (tags take forms no arg may have).
+Value tagOf(const std::string &tag) {
+  Context ctx;
+  Result<Graph> g = readGraphJSON(ctx, doc({noop("null", tag)}), "t.json");
+  REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+  return g->roots[0]->tag();
 }
 
 std::string errorOf(const std::string &text) {
@@ -103,7 +112,7 @@ TEST_CASE("json: tagged values") {
         Value::dict({{Value::string("k"), Value::integer(1)}, {Value::integer(2), Value::none()}}));
   CHECK(argOf(R"({"t":"invalid"})") == Value::invalid());
   CHECK(argOf(R"({"t":"callable","v":"Tensor.relu.<locals>.f"})") == Value::callable("Tensor.relu.<locals>.f"));
-  CHECK(argOf(R"j({"t":"repr","cls":"Foo","v":"Foo(1)"})j") == Value::repr("Foo", "Foo(1)"));
+  CHECK(tagOf(R"j({"t":"repr","cls":"Foo","v":"Foo(1)"})j") == Value::repr("Foo", "Foo(1)"));
 }
 
 TEST_CASE("json: nodes, uop references, locations") {
@@ -220,7 +229,8 @@ TEST_CASE("json: error messages point at line:col") {
         "t.json:1:154: error: dtype 'Ptr(float32)' has kind 'PtrDType': tgc supports only scalar dtypes (no pointer, "
         "vector or image dtypes)");
   std::string unknown = R"("dtypes":{"float33":{"kind":"scalar","cname":"float","bitsize":33,"itemsize":5}})";
-  CHECK(errorOf(doc({noop("null")}, "", unknown)) == "t.json:1:59: error: unknown dtype 'float33'");
+  CHECK(errorOf(doc({noop("null")}, "", unknown)) ==
+        "t.json:1:59: error: unknown dtype 'float33' (a scalar of 33 bits): tgc cannot represent it");
   std::string wrongBits = R"("dtypes":{"float32":{"kind":"scalar","cname":"float","bitsize":16,"itemsize":4}})";
   CHECK(errorOf(doc({noop("null")}, "", wrongBits)) ==
         "t.json:1:59: error: dtype 'float32': descriptor has bitsize 16, tgc's float32 has 32");
@@ -238,9 +248,113 @@ TEST_CASE("json: error messages point at line:col") {
   CHECK(errorOf(badNames).find("'root_names' must be an array of 1 strings, one for each root") != std::string::npos);
 }
 
+TEST_CASE("json: an arg in a form its op cannot use is an error at the node") {
+  const std::string one = R"({"op":"CONST","dtype":"float32","src":[],"arg":{"t":"float","v":"1.0"},"tag":null})";
+  auto add = [](const std::string &arg, const std::string &tag = "null") {
+    return R"({"op":"ADD","dtype":"float32","src":[0,0],"arg":)" + arg + R"(,"tag":)" + tag + "}";
+  };
+  // The arg of node 1 (ADD) starts at column 49.
+  CHECK(errorOf(doc({one, add(R"({"t":"obj","cls":"Weird","v":{"x":1}})")})) ==
+        "t.json:3:49: error: node 1 (ADD): arg is an object of class Weird, a record tgc does not know");
+  CHECK(errorOf(doc({one, add(R"({"t":"repr","cls":"Weird","v":"x"})")})) ==
+        "t.json:3:49: error: node 1 (ADD): arg is repr(Weird, ...), the exporter's fallback for a value the graph "
+        "format cannot encode");
+  CHECK(errorOf(doc({one, add(R"({"t":"obj","cls":"ParamArg","v":{"slot":0}})")})) ==
+        "t.json:3:49: error: node 1 (ADD): arg is an object of class ParamArg, but ADD takes null");
+  CHECK(errorOf(doc({one, add("[1]")})) == "t.json:3:49: error: node 1 (ADD): arg is a tuple, but ADD takes null");
+  // Inside an arg too, whatever the op.
+  CHECK(errorOf(doc({noop(R"([1,{"t":"dict","v":[["k",{"t":"repr","cls":"W","v":""}]]}])")})) ==
+        "t.json:2:44: error: node 0 (NOOP): arg holds repr(W, ...), the exporter's fallback for a value the graph "
+        "format cannot encode");
+  std::string kernelInfo = R"({"op":"SINK","dtype":"void","src":[],"arg":{"t":"obj","cls":"KernelInfo","v":{"name":"k",)"
+                           R"("applied_opts":[{"t":"obj","cls":"Weird","v":{}}]}},"tag":null})";
+  CHECK(errorOf(doc({kernelInfo})).find("node 0 (SINK): arg holds an object of class Weird, a record tgc does not know") !=
+        std::string::npos);
+  // The ops whose arg tinygrad fixes.
+  CHECK(errorOf(doc({R"({"op":"CONST","dtype":"float32","src":[],"arg":[1],"tag":null})"}))
+            .find("node 0 (CONST): arg is a tuple, but CONST takes a bool, an int, a float or Invalid") != std::string::npos);
+  CHECK(errorOf(doc({one, R"({"op":"CAST","dtype":"float32","src":[0],"arg":"x","tag":null})"}))
+            .find("node 1 (CAST): arg is a string, but CAST takes a dtype") != std::string::npos);
+  CHECK(errorOf(doc({R"({"op":"SINK","dtype":"void","src":[],"arg":{"t":"obj","cls":"CallInfo","v":{}},"tag":null})"}))
+            .find("node 0 (SINK): arg is an object of class CallInfo, but SINK takes null or a KernelInfo") !=
+        std::string::npos);
+
+  // Not refused: the records tinygrad keeps inside known ones, rare forms on
+  // ops that may take them (see "json: tagged values"), any tag, and no arg
+  // (null) where the op needs one: the verifier's rule says so.
+  Context ctx;
+  std::string records = R"({"op":"SINK","dtype":"void","src":[2],"arg":{"t":"obj","cls":"KernelInfo","v":{"name":"k",)"
+                        R"("applied_opts":[{"t":"obj","cls":"Opt","v":{"op":{"t":"enum","cls":"OptOps","v":"UPCAST"},)"
+                        R"("axis":0,"arg":4}}],"estimates":{"t":"obj","cls":"Estimates","v":{"ops":0,"lds":0,"mem":0}}}},)"
+                        R"("tag":null})";
+  Result<Graph> g = readGraphJSON(ctx, doc({one, add("null", R"({"t":"obj","cls":"Weird","v":{}})"),
+                                           R"({"op":"CAST","dtype":"float32","src":[1],"arg":null,"tag":null})",
+                                           records}),
+                                  "t.json");
+  CHECK_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
+}
+
+TEST_CASE("json: a dtype tgc cannot represent names the first node that uses it") {
+  const std::string voidDT = R"("void":{"kind":"scalar","cname":"void","bitsize":0,"itemsize":0,"priority":-1,"fmt":null})";
+  const std::string f32DT = R"("float32":{"kind":"scalar","cname":"float","bitsize":32,"itemsize":4,"priority":14,"fmt":"f"})";
+  const std::string u128DT =
+      R"("uint128":{"kind":"scalar","cname":"unsigned __int128","bitsize":128,"itemsize":16,"priority":9,"fmt":null})";
+  std::string table = R"("dtypes":{)" + voidDT + "," + f32DT + "," + u128DT + "}";
+  const std::string one = R"({"op":"CONST","dtype":"float32","src":[],"arg":{"t":"float","v":"1.0"},"tag":null})";
+  // As a node's dtype (tinygrad's internal _uint128), and only as a CAST's arg.
+  CHECK(errorOf(doc({one, R"({"op":"CONST","dtype":"uint128","src":[],"arg":1,"tag":null})"}, "", table))
+            .find("error: unknown dtype 'uint128' (a scalar of 128 bits): tgc cannot represent it; node 1 (CONST) uses "
+                  "it") != std::string::npos);
+  CHECK(errorOf(doc({one, R"({"op":"CAST","dtype":"float32","src":[0],"arg":{"t":"dtype","v":"uint128"},"tag":null})"},
+                    "", table))
+            .find("; node 1 (CAST) uses it") != std::string::npos);
+  // Another kind, and a known name described otherwise.
+  std::string ptr = R"("dtypes":{)" + voidDT + R"j(,"Ptr(float32)":{"kind":"PtrDType","base":"float32"}})j";
+  CHECK(errorOf(doc({R"j({"op":"NOOP","dtype":"Ptr(float32)","src":[],"arg":null,"tag":null})j"}, "", ptr))
+            .find("has kind 'PtrDType': tgc supports only scalar dtypes (no pointer, vector or image dtypes); node 0 "
+                  "(NOOP) uses it") != std::string::npos);
+  std::string wide = R"("dtypes":{)" + voidDT + R"(,"float32":{"kind":"scalar","cname":"float","bitsize":64,"itemsize":8}})";
+  CHECK(errorOf(doc({one}, "", wide)).find("descriptor has bitsize 64, tgc's float32 has 32; node 0 (CONST) uses it") !=
+        std::string::npos);
+}
+
+TEST_CASE("json: a document from another tinygrad reads, with one warning at its 'tinygrad' key") {
+  auto warnings = [](const std::string &header, const std::vector<std::string> &nodes = {noop("null")}) {
+    Context ctx;
+    std::vector<Diagnostic> ws;
+    Result<Graph> g = readGraphJSON(ctx, doc(nodes, header), "t.json", &ws);
+    std::vector<std::string> out;
+    for (const Diagnostic &w : ws) out.push_back(w.str());
+    if (!g.ok()) out.push_back(g.error().str());
+    return out;
+  };
+  // No claim (hand-written documents), or the tinygrad tgc follows.
+  CHECK(warnings("").empty());
+  CHECK(warnings(R"("tinygrad":"",)").empty());
+  CHECK(warnings(R"("tinygrad":null,)").empty());
+  CHECK(warnings(R"("tinygrad":")" + std::string(kFollowedTinygrad.commit) + R"(",)").empty());
+  for (std::string_view same : kFollowedTinygrad.sameTree)
+    CHECK(warnings(R"("tinygrad":")" + std::string(same) + R"(",)").empty());
+
+  // The value starts at column 50.
+  std::vector<std::string> other = warnings(R"("tinygrad":"tree:0123456789abcdef",)");
+  REQUIRE(other.size() == 1);
+  CHECK(other[0] == "t.json:1:50: warning: graph exported by tinygrad tree:0123456789abcdef; tgc follows tinygrad "
+                    "82bad2be7b71 (snapshot a9069c177a + reference revision): ops or semantics may differ");
+  CHECK(warnings(R"("tinygrad":")" + std::string(kFollowedTinygrad.commit) + R"(-dirty",)").size() == 1);
+  CHECK(warnings(R"("tinygrad":7,)").at(0).find("graph exported by tinygrad 7;") != std::string::npos);
+  // Also when the document then fails: the revision may be why.
+  std::vector<std::string> failed =
+      warnings(R"("tinygrad":"abc",)", {R"({"op":"FROB","dtype":"void","src":[],"arg":null,"tag":null})"});
+  REQUIRE(failed.size() == 2);
+  CHECK(failed[0].find("warning: graph exported by tinygrad abc;") != std::string::npos);
+  CHECK(failed[1] == "t.json:2:7: error: node 0: unknown op 'FROB'");
+  CHECK(describeFollowedTinygrad() == "82bad2be7b71 (snapshot a9069c177a + reference revision)");
+}
+
 TEST_CASE("json: buffers") {
   const std::string nodes0 = R"({"op":"CONST","dtype":"weakint","src":[],"arg":4,"tag":null})";
-  const std::string buf = R"({"op":"BUFFER","dtype":"float32","src":[0],"arg":null,"tag":null})";
+  const std::string buf = R"({"op":"BUFFER","dtype":"float32","src":[0],"arg":{"t":"obj","cls":"ParamArg","v":{"slot":1}},"tag":null})";
   auto withBuffers = [&](const std::string &entry) { return doc({nodes0, buf}, R"("buffers":{)" + entry + "},"); };
 
   Context ctx;
@@ -314,13 +428,16 @@ TEST_CASE("json: every value form survives write -> read") {
       R"({"t":"enum","cls":"AxisType","v":"WEAK"})", R"({"t":"dtype","v":"weakint"})",
       R"({"t":"obj","cls":"CallInfo","v":{"grad_fxn":{"t":"callable","v":"f"},"name":null}})",
       R"({"t":"bytes","v":"AAEC/w=="})", R"({"t":"list","v":[{"t":"invalid"}]})", R"({"t":"set","v":[1,2]})",
-      R"j({"t":"dict","v":[["k",{"t":"repr","cls":"X","v":"X()"}]]})j"};
+      R"j({"t":"dict","v":[["k",{"t":"callable","v":"g"}]]})j"};
   std::vector<std::string> nodes = {R"({"op":"CONST","dtype":"weakint","src":[],"arg":4,"tag":null})"};
   std::string sinkSrc;
   for (size_t i = 0; i < args.size(); ++i) {
     nodes.push_back(noop(args[i]));
     sinkSrc += (i ? "," : "") + std::to_string(i + 1);
   }
+  // The exporter's fallback only where tgc reads nothing: in a tag.
+  nodes.push_back(noop("null", R"j({"t":"dict","v":[["k",{"t":"repr","cls":"X","v":"X()"}]]})j"));
+  sinkSrc += "," + std::to_string(nodes.size() - 1);
   nodes.push_back(R"({"op":"SINK","dtype":"void","src":[)" + sinkSrc + R"(],"arg":null,"tag":null})");
   std::string text = doc(nodes);
 

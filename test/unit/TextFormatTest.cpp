@@ -150,7 +150,7 @@ graph @sink {
   %r.1 = REDUCE float32 (%buf) (Ops.ADD, 1)
   %p = PARAM float32 (%n) ParamArg(slot=0, dtype=dtypes.float32, vmin_vmax=None, multiple_of=None, name=None, addrspace=AddrSpace.GLOBAL, axis=None, device=None, volatile=False) tag=()
   %e = STACK weakint ()
-  %t = CONST weakint () (1, 2)
+  %t = NOOP weakint () (1, 2)
   %out = SINK void (%r.1, %p, %e, %t)
 }
 )";
@@ -171,7 +171,7 @@ graph @sink {
   CHECK(sink->src(1) == ctx.get(Op::PARAM, dtypes::Float32, {n}, paramArg(0, dtypes::Float32, Value()), Value::tuple({})));
   // `()` right after the dtype is the (empty) source list; a second '(' is the arg.
   CHECK(sink->src(2) == ctx.get(Op::STACK, dtypes::WeakInt, {}));
-  CHECK(sink->src(3) == ctx.get(Op::CONST, dtypes::WeakInt, {}, Value::tuple({Value::integer(1), Value::integer(2)})));
+  CHECK(sink->src(3) == ctx.get(Op::NOOP, dtypes::WeakInt, {}, Value::tuple({Value::integer(1), Value::integer(2)})));
   // Every node knows the line it was defined on.
   const Location *loc = ctx.location(buf);
   REQUIRE(loc);
@@ -337,24 +337,31 @@ TEST_CASE("text errors: each is reported at its exact line and column") {
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1 2\n}\n") ==
         "2:24: unexpected '2' after the definition of %0");
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n} x\n") == "3:3: unexpected 'x' after '}'");
+  // An arg its op cannot use, as the JSON reader refuses it.
+  CHECK(parseError("graph @g {\n  %0 = CONST float32 1.0\n  %1 = ADD float32 (%0, %0) Weird(x=1)\n}\n") ==
+        "3:29: %1 (ADD): arg is an object of class Weird, a record tgc does not know");
+  CHECK(parseError("graph @g {\n  %0 = CONST float32 1.0\n  %1 = ADD float32 (%0, %0) repr(Weird, \"x\")\n}\n") ==
+        "3:29: %1 (ADD): arg is repr(Weird, ...), the exporter's fallback for a value the graph format cannot encode");
+  CHECK(parseError("graph @g {\n  %0 = CONST float32 1.0\n  %1 = CAST float32 (%0) \"x\"\n}\n") ==
+        "3:26: %1 (CAST): arg is a string, but CAST takes a dtype");
   CHECK(parseError("graph @g {\n}\n") == "1:10: graph block @g defines no nodes");
   CHECK(parseError("\n\nnode @g {\n") == "3:1: expected 'graph', found 'n'");
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  roots %0 as \"a\"\n  %1 = CONST weakint 2\n}\n") ==
         "4:3: expected '}' after the 'roots' line, found '%'");
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  roots %0\n}\n") ==
         "3:11: expected 'as \"name\"' after the root, found end of line");
-  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" numel=1.5\n}\n") ==
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n) ParamArg(slot=0)\n  buffer %0 \"f\" numel=1.5\n}\n") ==
         "4:23: buffer attribute 'numel' must be a non-negative int");
-  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" size=1\n}\n") ==
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 1\n  %0 = BUFFER float32 (%n) ParamArg(slot=0)\n  buffer %0 \"f\" size=1\n}\n") ==
         "4:17: unknown buffer attribute 'size'");
   // The JSON reader's checks of the buffers table hold for buffer lines too.
   CHECK(parseError("graph @g {\n  %0 = CONST weakint 1\n  buffer %0 \"f\" numel=1\n}\n") ==
         "3:10: buffer line for a CONST node, not a BUFFER");
-  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" numel=3\n}\n") ==
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n) ParamArg(slot=0)\n  buffer %0 \"f\" numel=3\n}\n") ==
         "4:23: numel 3 differs from its BUFFER node's size 2");
-  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\" dtype=dtypes.int32\n}\n") ==
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n) ParamArg(slot=0)\n  buffer %0 \"f\" dtype=dtypes.int32\n}\n") ==
         "4:23: dtype int32 differs from its BUFFER node's float32");
-  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n)\n  buffer %0 \"f\"\n  buffer %0 \"g\"\n}\n") ==
+  CHECK(parseError("graph @g {\n  %n = CONST weakint 2\n  %0 = BUFFER float32 (%n) ParamArg(slot=0)\n  buffer %0 \"f\"\n  buffer %0 \"g\"\n}\n") ==
         "5:10: a second buffer line for the same BUFFER node");
   CHECK(parseError("graph @g {\n  attributes {\"a\": }\n  %0 = CONST weakint 1\n}\n") ==
         "2:20: malformed attributes JSON: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");

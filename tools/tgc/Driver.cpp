@@ -46,8 +46,11 @@ void addFormatOption(CLI::App *cmd, std::string &format) {
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits) {
   std::string name = path == "-" ? "<stdin>" : path;
-  Result<Graph> parsed = fmt == Format::JSON ? readGraphJSON(ctx, chunk.text, name)
+  std::vector<Diagnostic> warnings;
+  Result<Graph> parsed = fmt == Format::JSON ? readGraphJSON(ctx, chunk.text, name, &warnings)
                                              : parseText(ctx, chunk.text, name, chunk.lineOffset);
+  // Printed even when reading failed: another tinygrad may be why.
+  for (const Diagnostic &w : warnings) report(w);
   if (!parsed) return parsed.error();
   g = std::move(*parsed);
   auto refused = [](const Status &st, const char *flag) {

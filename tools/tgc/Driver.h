@@ -41,7 +41,8 @@ Format formatFor(const std::string &option, const std::string &path, std::string
 /// Adds --format (auto, json, text) to a subcommand.
 void addFormatOption(CLI::App *cmd, std::string &format);
 /// Parses one document into g. `rootSel` keeps only that root when non-empty.
-/// A graph beyond `limits` is refused (before any pass sees it).
+/// A graph beyond `limits` is refused (before any pass sees it). The reader's
+/// warnings are printed here, so every command that reads a document shows them.
 Status parseDocument(Context &ctx, const std::string &path, Format fmt, const InputChunk &chunk,
                      const std::string &rootSel, Graph &g, const ResourceLimits &limits = {});
 /// Reads and parses the whole document at `path` (format "auto", "json" or

@@ -8,6 +8,8 @@
 
 #include "RegisterPasses.h"
 
+#include "IR/FollowedTinygrad.h"
+
 #include <iostream>
 
 #ifndef TGC_VERSION
@@ -22,7 +24,7 @@ int main(int argc, char **argv) {
                "Reads a model graph (tinygrad's graph-format JSON, or tgc's text form) and runs the\n"
                "pipeline as named passes; every pass can print its IR.",
                "tgc"};
-  app.set_version_flag("--version", "tgc " TGC_VERSION);
+  app.set_version_flag("--version", "tgc " TGC_VERSION "\nfollows tinygrad " + describeFollowedTinygrad());
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 invalid input or a failed pass (diagnostics on stderr),\n"
              "2 bad command line.\n\n"
