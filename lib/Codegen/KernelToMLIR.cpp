@@ -361,6 +361,11 @@ mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
     if (u->numSrc() != 1) return fail(u, "CAST/BITCAST takes one source");
     const UOp *s = u->src(0);
     if (op == Op::CAST && s->is(Op::CONST)) return constAt(s, dt); // dtype.const of the literal
+    // tinygrad's codegen folds float -> half -> float to the float (a rule of
+    // pm_simplify_add_image it runs on every device), so the rounding never happens.
+    if (op == Op::CAST && dt == dtypes::Float32 && s->is(Op::CAST) && s->dtype() == dtypes::Float16 &&
+        s->src(0)->dtype() == dtypes::Float32)
+      return operand(s->src(0), dt);
     if (op == Op::BITCAST && s->dtype().isWeak()) return fail(u, "BITCAST of a weakly typed value");
     mlir::Value x = emit(s);
     if (!x) return {};

@@ -3,8 +3,11 @@
 // Literals follow dtype.const, ALU ops follow python_alu (ops.py) and the CPU
 // renderers' decompositions: MAX is `(a<b) ? b : a` (decomp/op.py), POW is
 // xpow (decomp/transcendental.py), FLOORDIV/FLOORMOD round toward -inf while
-// CDIV/CMOD truncate, casts to bool are `!= 0`, bfloat16 is computed in f32
-// and rounded to nearest-even at casts and stores (decomp/dtype.py).
+// CDIV/CMOD truncate, casts to bool are `!= 0`. The 16-bit floats follow the
+// clang renderer of tinygrad's CPU device: half is `__fp16`, a storage-only
+// type whose arithmetic clang promotes to float, so it is held in f32 and
+// rounded only at casts and stores; bfloat16 ALU ops are computed in float
+// and cast back (create_non_native_float_pats), so every op rounds.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Numerics.h"
@@ -37,8 +40,7 @@ Type regType(MLIRContext *ctx, DType dt) {
   case DTypeKind::WeakInt: return IntegerType::get(ctx, 64);
   case DTypeKind::WeakFloat: return Float64Type::get(ctx);
   case DTypeKind::Float:
-    if (dt == dtypes::Float16) return Float16Type::get(ctx);
-    if (dt == dtypes::BFloat16 || dt == dtypes::Float32) return Float32Type::get(ctx);
+    if (dt == dtypes::Float16 || dt == dtypes::BFloat16 || dt == dtypes::Float32) return Float32Type::get(ctx);
     if (dt == dtypes::Float64) return Float64Type::get(ctx);
     return {}; // fp8
   case DTypeKind::Void: return {};
@@ -50,6 +52,7 @@ Type memType(MLIRContext *ctx, DType dt) {
   if (!dt || dt.isWeak()) return {};
   if (dt.isBool()) return IntegerType::get(ctx, 8);
   if (dt == dtypes::BFloat16) return IntegerType::get(ctx, 16);
+  if (dt == dtypes::Float16) return Float16Type::get(ctx);
   return regType(ctx, dt);
 }
 
@@ -91,13 +94,14 @@ Value Numerics::constant(const tgc::Value &v, DType dt) {
   }
   if (dt.isBool()) return iconst(t, v.isFloat() ? f != 0.0 : i != 0);
   if (dt.isInt()) return iconst(t, i);
-  if (dt == dtypes::BFloat16) {
-    // The literal is a bfloat16 value, held in f32.
-    llvm::APFloat bf(f);
+  if (dt == dtypes::BFloat16 || dt == dtypes::Float16) {
+    // The literal is a 16-bit float value, held in f32.
+    llvm::APFloat h(f);
     bool lost = false;
-    bf.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
-    bf.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
-    return ar::ConstantOp::create(b_, loc_, b_.getFloatAttr(t, bf));
+    h.convert(dt == dtypes::BFloat16 ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    h.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    return ar::ConstantOp::create(b_, loc_, b_.getFloatAttr(t, h));
   }
   return fconst(t, f);
 }
@@ -138,15 +142,28 @@ static Value bf16ToF32(OpBuilder &b, Location loc, Value i16) {
 
 Value Numerics::roundToBF16(Value f32) { return bf16ToF32(b_, loc_, bf16Bits(b_, loc_, f32)); }
 
+Value Numerics::roundToF16(Value f32) {
+  Value half = ar::TruncFOp::create(b_, loc_, b_.getF16Type(), f32);
+  return ar::ExtFOp::create(b_, loc_, b_.getF32Type(), half);
+}
+
+Value Numerics::round16(Value f32, DType dt) {
+  if (dt == dtypes::BFloat16) return roundToBF16(f32);
+  if (dt == dtypes::Float16) return roundToF16(f32);
+  return f32;
+}
+
 Value Numerics::toMem(Value v, DType dt) {
   if (dt.isBool()) return ar::ExtUIOp::create(b_, loc_, b_.getI8Type(), v);
   if (dt == dtypes::BFloat16) return bf16Bits(b_, loc_, v);
+  if (dt == dtypes::Float16) return ar::TruncFOp::create(b_, loc_, b_.getF16Type(), v);
   return v;
 }
 
 Value Numerics::fromMem(Value v, DType dt) {
   if (dt.isBool()) return ar::CmpIOp::create(b_, loc_, ar::CmpIPredicate::ne, v, iconst(v.getType(), 0));
   if (dt == dtypes::BFloat16) return bf16ToF32(b_, loc_, v);
+  if (dt == dtypes::Float16) return ar::ExtFOp::create(b_, loc_, b_.getF32Type(), v);
   return v;
 }
 
@@ -171,19 +188,19 @@ Value Numerics::cast(Value v, DType from, DType to) {
   if (!from.isFloat()) { // int/bool -> float
     Value r = (from.isUnsigned() || from.isBool()) ? Value(ar::UIToFPOp::create(b_, loc_, tt, v))
                                                    : Value(ar::SIToFPOp::create(b_, loc_, tt, v));
-    return to == dtypes::BFloat16 ? roundToBF16(r) : r;
+    return round16(r, to);
   }
   if (!to.isFloat()) { // float -> int
     if (to.isUnsigned()) return ar::FPToUIOp::create(b_, loc_, tt, v);
     return ar::FPToSIOp::create(b_, loc_, tt, v);
   }
-  // float -> float. Like tinygrad's clang renderer, f64 -> f16/bf16 goes through f32.
-  if (fw == 64 && (to == dtypes::Float16 || to == dtypes::BFloat16))
-    return cast(ar::TruncFOp::create(b_, loc_, b_.getF32Type(), v), dtypes::Float32, to);
-  if (to == dtypes::BFloat16) {
-    if (fw < 32) v = ar::ExtFOp::create(b_, loc_, b_.getF32Type(), v);
-    return roundToBF16(v);
+  // float -> float (both 16-bit floats are held in f32). Like tinygrad's clang
+  // renderer, f64 -> f16/bf16 goes through f32.
+  if (fw == 64 && tw == 32) {
+    v = ar::TruncFOp::create(b_, loc_, tt, v);
+    fw = 32;
   }
+  if (to == dtypes::BFloat16 || to == dtypes::Float16) return round16(v, to);
   if (tw > fw) return ar::ExtFOp::create(b_, loc_, tt, v);
   if (tw < fw) return ar::TruncFOp::create(b_, loc_, tt, v);
   return v;
@@ -239,14 +256,10 @@ Value Numerics::log2(Value x) {
   return polyTranscendentals ? polyLog2(b_, loc_, x) : Value(math::Log2Op::create(b_, loc_, x));
 }
 
-// EXP2/LOG2/SIN/SQRT/TRUNC: f16 is computed in f32 (as tinygrad does for
-// its polynomials, and libm has no half functions), f32/f64 natively. EXP2,
-// LOG2 and SIN are the branch-free polynomials of Transcendental.h, or with
-// polyTranscendentals off llvm intrinsics, i.e. one libm call per element.
-Value Numerics::floatUnary(Op op, DType dt, Value x) {
-  Type t = x.getType();
-  bool widen = t.isF16();
-  if (widen) x = ar::ExtFOp::create(b_, loc_, b_.getF32Type(), x);
+// EXP2/LOG2/SIN/SQRT/TRUNC in the register type (f32 for the 16-bit floats).
+// EXP2, LOG2 and SIN are the branch-free polynomials of Transcendental.h, or
+// with polyTranscendentals off llvm intrinsics, i.e. one libm call per element.
+Value Numerics::floatUnary(Op op, Value x) {
   Value r;
   switch (op) {
   case Op::EXP2: r = exp2(x); break;
@@ -256,20 +269,13 @@ Value Numerics::floatUnary(Op op, DType dt, Value x) {
   case Op::TRUNC: r = math::TruncOp::create(b_, loc_, x); break;
   default: return fail("not a float unary op: " + std::string(opName(op)));
   }
-  (void)dt;
-  return widen ? Value(ar::TruncFOp::create(b_, loc_, t, r)) : r;
+  return r;
 }
 
 // tinygrad's xpow: exp2(log2|b| * e), NaN for a negative base with a
 // non-integer exponent (except -inf), negated for odd integer exponents, and
 // x ** 0 == 1.
 Value Numerics::pow(Value base, Value e) {
-  Type t = base.getType();
-  bool widen = t.isF16();
-  if (widen) {
-    base = ar::ExtFOp::create(b_, loc_, b_.getF32Type(), base);
-    e = ar::ExtFOp::create(b_, loc_, b_.getF32Type(), e);
-  }
   Type ct = base.getType();
   Value zero = fconst(ct, 0.0);
   Value baseNeg = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OLT, base, zero);
@@ -289,11 +295,23 @@ Value Numerics::pow(Value base, Value e) {
       b_, loc_, nonInt, ar::SelectOp::create(b_, loc_, notNegInf, nan, ret),
       ar::SelectOp::create(b_, loc_, isOdd, ar::NegFOp::create(b_, loc_, ret), ret));
   Value eIsZero = ar::CmpFOp::create(b_, loc_, ar::CmpFPredicate::OEQ, e, zero);
-  Value r = ar::SelectOp::create(b_, loc_, eIsZero, fconst(ct, 1.0), ar::SelectOp::create(b_, loc_, baseNeg, negBase, ret));
-  return widen ? Value(ar::TruncFOp::create(b_, loc_, t, r)) : r;
+  return ar::SelectOp::create(b_, loc_, eIsZero, fconst(ct, 1.0), ar::SelectOp::create(b_, loc_, baseNeg, negBase, ret));
+}
+
+// Where tinygrad's CPU kernels round a 16-bit float result: every bfloat16 op
+// (computed in float and cast back); for half (`__fp16`, arithmetic in float)
+// only the transcendentals, which tinygrad evaluates as half polynomials.
+static bool roundsResult(Op op, DType dt) {
+  if (dt == dtypes::BFloat16) return op != Op::WHERE && op != Op::MAX && !group::Comparison.contains(op);
+  return dt == dtypes::Float16 && (op == Op::EXP2 || op == Op::LOG2 || op == Op::SIN || op == Op::POW);
 }
 
 Value Numerics::alu(Op op, DType dt, DType opDt, llvm::ArrayRef<Value> xs) {
+  Value r = aluInRegisters(op, opDt, xs);
+  return r && roundsResult(op, dt) ? round16(r, dt) : r;
+}
+
+Value Numerics::aluInRegisters(Op op, DType opDt, llvm::ArrayRef<Value> xs) {
   auto unsupported = [&]() {
     return fail("unsupported " + std::string(opName(op)) + " on " + std::string(opDt.name()));
   };
@@ -365,7 +383,7 @@ Value Numerics::alu(Op op, DType dt, DType opDt, llvm::ArrayRef<Value> xs) {
   case Op::TRUNC:
     if (!isF) return op == Op::TRUNC ? xs[0] : unsupported();
     if (op == Op::SQRT) return math::SqrtOp::create(b_, loc_, xs[0]); // correctly rounded in every width
-    return floatUnary(op, dt, xs[0]);
+    return floatUnary(op, xs[0]);
   default: return unsupported();
   }
 }

@@ -28,7 +28,7 @@ namespace tgc::codegen {
 
 /// The register type of `dt`, or a null type when the lowering does not support it.
 mlir::Type regType(mlir::MLIRContext *ctx, DType dt);
-/// The in-memory element type of `dt` (differs from regType for bool and bfloat16).
+/// The in-memory element type of `dt` (differs from regType for bool and the 16-bit floats).
 mlir::Type memType(mlir::MLIRContext *ctx, DType dt);
 
 /// Emits tinygrad's scalar semantics at the builder's insertion point. On an
@@ -63,8 +63,12 @@ private:
   mlir::Value fail(std::string msg);
   mlir::Value fconst(mlir::Type t, double v);
   mlir::Value iconst(mlir::Type t, int64_t v);
+  mlir::Value aluInRegisters(Op op, DType opDt, llvm::ArrayRef<mlir::Value> xs);
   mlir::Value roundToBF16(mlir::Value f32);
-  mlir::Value floatUnary(Op op, DType dt, mlir::Value x);
+  mlir::Value roundToF16(mlir::Value f32);
+  /// f32 rounded to dt's precision when dt is a 16-bit float (held in f32).
+  mlir::Value round16(mlir::Value f32, DType dt);
+  mlir::Value floatUnary(Op op, mlir::Value x);
   mlir::Value exp2(mlir::Value x);
   mlir::Value log2(mlir::Value x);
   mlir::Value pow(mlir::Value base, mlir::Value exponent);
