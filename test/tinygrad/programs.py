@@ -181,3 +181,76 @@ def variable_batch():
     n = Variable("n", 1, 8).bind(5)
     x = data(8, 16)
     return [x[:n].sum(axis=0)]
+
+
+@program("small_cnn")
+def small_cnn():
+    class Net:
+        def __init__(self):
+            self.c1, self.b1 = nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm(8)
+            self.c2, self.b2 = nn.Conv2d(8, 16, 3), nn.BatchNorm(16)
+            self.fc = nn.Linear(16 * 2 * 2, 10)
+
+        def __call__(self, x):
+            x = self.b1(self.c1(x)).relu().max_pool2d()
+            x = self.b2(self.c2(x)).relu().max_pool2d()
+            return self.fc(x.flatten(1)).log_softmax()
+    return [realized(Net(), 1)(data(4, 1, 14, 14))]
+
+
+@program("conv_transpose")
+def conv_transpose():
+    ct = realized(nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1), 1)
+    x = data(2, 4, 5, 5)
+    return [ct(x), x.conv_transpose2d(data(4, 2, 2, 2, seed=4), groups=2, dilation=2)]
+
+
+@program("einsum_sort")
+def einsum_sort():
+    a, b = data(2, 3, 4, seed=1), data(2, 4, 5, seed=2)
+    values, indices = data(4, 16, seed=6).topk(3, dim=1)
+    return [Tensor.einsum("bij,bjk->bik", a, b), Tensor.einsum("bij,bij->b", a, a), values, indices]
+
+
+@program("losses")
+def losses():
+    logits, y = data(6, 5, seed=1, scale=2.0), ints(0, 5, 6, seed=2)
+    p, t = data(6, 5, seed=3).sigmoid(), (data(6, 5, seed=4) > 0).float()
+    return [logits.cross_entropy(y, label_smoothing=0.1), logits.sparse_categorical_crossentropy(y, ignore_index=2),
+            p.binary_crossentropy(t), logits.binary_crossentropy_logits(t), logits.log_softmax().nll_loss(y)]
+
+
+@program("weak_dtypes")
+def weak_dtypes():
+    a, i = data(16, seed=1), ints(-5, 5, 16, seed=2)
+    u8 = ints(0, 256, 16, seed=3, dtype=np.uint8)
+    return [(a > 0).where(1.0, -1.0) * a, i * 2.5, (u8 * (1 / 255.0)).float(), (a > 0).where(1.0, 0.0).sum(),
+            i.one_hot(6)]
+
+
+@program("cast_chains")
+def cast_chains():
+    x = data(8, scale=300)
+    return [x.cast(dtypes.half).cast(dtypes.float32), x.cast(dtypes.bfloat16).cast(dtypes.float32),
+            x.cast(dtypes.int32).cast(dtypes.float64), (x.cast(dtypes.half) * 2).cast(dtypes.float32)]
+
+
+@program("efficientnet_mbconv")
+def efficientnet_mbconv():
+    from extra.models.efficientnet import MBConvBlock
+    block = realized(MBConvBlock(3, (2, 2), 2, 8, 8, 0.25, True), 1)
+    return [block(data(1, 8, 8, 8))]
+
+
+@program("sgd_training_step")
+def sgd_training_step():
+    from tinygrad.helpers import Context
+    from tinygrad.nn.optim import SGD
+    model = realized(nn.Linear(4, 3), 1)
+    opt = SGD(get_parameters(model), lr=0.1, momentum=0.9)
+    with Context(TRAINING=1):
+        opt.zero_grad()
+        loss = (model(data(5, 4)) - 1).square().mean()
+        loss.backward()
+        opt.schedule_step()
+        return [loss, model.weight, model.bias]

@@ -34,6 +34,28 @@ std::vector<const UOp *> documentNodes(const Graph &g) {
 
 } // namespace
 
+/// The first node whose derived shape is not the one the exporter wrote ("" if none); counts what it compared.
+std::string shapeMismatch(const Context &ctx, const Graph &g, size_t &compared, size_t &shapeless) {
+  for (const UOp *u : documentNodes(g)) {
+    const Location *loc = ctx.location(u);
+    std::string where = "node " + std::to_string(loc ? loc->nodeId : -1) + " (" + u->str() + "): ";
+    auto extra = g.nodeExtra.find(u);
+    if (extra == g.nodeExtra.end() || !extra->second.contains("shape")) {
+      if (u->shape() != nullptr || u->shapeError() != "") return where + "a shape where the exporter has none";
+      ++shapeless;
+      continue;
+    }
+    if (u->shape() == nullptr) return where + "no shape derived: " + u->shapeError();
+    // The exporter writes a symbolic dimension (a Variable's) as null.
+    std::string want = "[", got = "[";
+    for (const auto &d : extra->second["shape"]) want += (want.size() > 1 ? ", " : "") + (d.is_null() ? "?" : d.dump());
+    for (const Dim &d : *u->shape()) got += (got.size() > 1 ? ", " : "") + (d.isStatic() ? std::to_string(d.value) : "?");
+    if (got + "]" != want + "]") return where + got + "] != " + want + "]";
+    ++compared;
+  }
+  return "";
+}
+
 TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
   std::vector<fs::path> cases = testing::corpusCases();
   REQUIRE_FALSE(cases.empty());
@@ -41,28 +63,11 @@ TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
   for (const fs::path &dir : cases) {
     fs::path file = dir / "graph.json";
     if (!fs::exists(file)) continue;
-    CAPTURE(file.string());
     Context ctx;
     Result<Graph> g = readGraphJSONFile(ctx, file.string());
     REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
-    for (const UOp *u : documentNodes(*g)) {
-      const Location *loc = ctx.location(u);
-      CAPTURE(loc ? loc->nodeId : -1);
-      CAPTURE(u->str());
-      auto extra = g->nodeExtra.find(u);
-      if (extra == g->nodeExtra.end() || !extra->second.contains("shape")) {
-        CHECK(u->shape() == nullptr);
-        CHECK(u->shapeError() == "");
-        ++shapeless;
-        continue;
-      }
-      Shape want;
-      for (const auto &d : extra->second["shape"]) want.push_back(Dim{d.get<int64_t>(), nullptr});
-      CHECK(u->shapeError() == "");
-      REQUIRE(u->shape() != nullptr);
-      CHECK(shapeStr(*u->shape()) == shapeStr(want));
-      ++compared;
-    }
+    std::string why = shapeMismatch(ctx, *g, compared, shapeless);
+    CHECK_MESSAGE(why.empty(), dir.filename().string() << ": " << why);
   }
   MESSAGE(compared << " shapes compared, " << shapeless << " shapeless nodes");
   CHECK(compared > 1000);
@@ -71,6 +76,7 @@ TEST_CASE("corpus: derived shapes equal the exporter's graph.json shapes") {
 TEST_CASE("corpus: every graph document verifies clean") {
   size_t docs = 0;
   for (const fs::path &dir : testing::corpusCases()) {
+    std::string all;
     for (const char *name : testing::kCorpusDocuments) {
       fs::path file = dir / name;
       if (!fs::exists(file)) continue;
@@ -78,12 +84,10 @@ TEST_CASE("corpus: every graph document verifies clean") {
       Context ctx;
       Result<Graph> g = readGraphJSONFile(ctx, file.string());
       REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().str()));
-      std::vector<Diagnostic> errs = verify(g->roots);
-      std::string all;
-      for (const Diagnostic &d : errs) all += d.str() + "\n";
-      CHECK_MESSAGE(errs.empty(), all);
+      for (const Diagnostic &d : verify(g->roots)) all += d.str() + "\n";
       ++docs;
     }
+    testing::expectCase(dir, all.empty(), all, {testing::Pending::RandomNumbers});
   }
   CHECK(docs >= 4 * 30);
 }

@@ -205,7 +205,8 @@ TEST_CASE("memory plan: every corpus graph through buildModel, against tinygrad'
     auto g = readGraphJSONFile(ctx, (dir / "graph.json").string());
     REQUIRE(g);
     auto m = buildModel(ctx, *g);
-    REQUIRE(m);
+    testing::expectCase(dir, m.ok(), m.ok() ? "" : m.error().str(), {testing::Pending::Variables});
+    if (!m) continue;
     auto p = planMemory(*m);
     REQUIRE(p);
     checkValid(*m, *p);

@@ -21,7 +21,8 @@ order of the dict is the order of the outputs). The graph is what `Tensor.realiz
 tinygrad's scheduler: one SINK whose source I is tensor I (tgc's output out<I>). Realize the inputs and
 weights first (`Tensor.realize(*nn.state.get_parameters(model))`): every allocated BUFFER's contents are
 written to inputs/n<K>.npy, and tgc reads them as the model's inputs. A tensor left unrealized stays a
-computation in the graph (tinygrad's lazily initialized `nn` weights are THREEFRY random numbers).
+computation in the graph (tinygrad's lazily initialized `nn` weights are THREEFRY random numbers). A tensor
+of a weak dtype (a Python literal's) is exported cast to its default dtype, as `Tensor.numpy()` would.
 
 With `expected` (--expected) the exporter then realizes the tensors in tinygrad and writes, as the corpus
 does (docs/graph-format.md section 1 and 8): expected/out<I>.npy, expected/n<K>.after.npy for every
@@ -265,14 +266,26 @@ def _allocated_buffers(sink) -> dict:
 
 
 def _variables(sink, ids) -> list[dict]:
-    """Bound Variables (AFTER(var, STORE(var, CONST v))) as meta.json lists them."""
+    """Bound Variables (AFTER(var, STORE(var, CONST v))) as the corpus's meta.json lists them."""
     out = []
     for u in sink.toposort():
         if getattr(u, "is_bound_var", False):
             var, value = u.unbind()
-            lo, hi = var.arg.vmin_vmax
-            out.append({"node": ids[id(var)], "name": var.arg.name, "min": lo, "max": hi, "value": value})
+            out.append({"node": ids[id(var)], "name": var.arg.name, "vmin_vmax": list(var.arg.vmin_vmax),
+                        "bound": value})
     return out
+
+
+def _realizable(tensors) -> list:
+    """The tensors as tinygrad can realize them: a weak dtype (a Python literal's, as `mask.where(1.0, -1.0)`
+    has) takes its default strong dtype, as `Tensor.numpy()` does before it realizes."""
+    from tinygrad.dtype import dtypes, strong_dtype
+    return [t.cast(strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t for t in tensors]
+
+
+def _scheduled(tensors) -> int:
+    """How many of the tensors Tensor.realize schedules (it skips constants and tensors that are buffers)."""
+    return sum(1 for t in tensors if not t.uop.is_virtual and not t.uop.has_buffer_identity())
 
 
 def _tensor_bytes(t) -> bytes:
@@ -322,6 +335,7 @@ def export(tensors, out_dir: str, what: str = "", expected: bool = False) -> str
     tensors = list(tensors)
     if not tensors or not all(isinstance(t, Tensor) for t in tensors):
         raise ExportError("export() takes a non-empty list of tinygrad Tensors")
+    tensors = _realizable(tensors)
     sink = UOp.sink(*[t.uop for t in tensors])
     before = _allocated_buffers(sink)
     revision = tinygrad_revision()
@@ -332,7 +346,9 @@ def export(tensors, out_dir: str, what: str = "", expected: bool = False) -> str
                 "inputs": [{"node": ids[id(u)], "dtype": tgc_dtype(u.dtype), "numel": n, "device": d,
                             "allocated": True, "file": f"inputs/n{ids[id(u)]}.npy"}
                            for u, (_, n, d) in before.items()],
-                "variables": _variables(sink, ids)}
+                "variables": (variables := _variables(sink, ids)),
+                "var_vals": {v["name"]: v["bound"] for v in variables},
+                "realize_filter": {"outs": len(tensors), "scheduled": _scheduled(tensors)}}
         meta.update(_realize_expected(tensors, sink, ids, before, out_dir))
         _write(os.path.join(out_dir, "meta.json"), (json.dumps(meta, indent=1) + "\n").encode())
     return path

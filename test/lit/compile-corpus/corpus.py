@@ -33,6 +33,48 @@ def compare(got, want, flat):
     return ""
 
 
+def pending_issue(meta):
+    """The open issue a case waits for (test/unit/CorpusFiles.h applies the same rule): cases that bind
+    tinygrad Variables wait for #30, random-number cases (category r) for #31."""
+    if meta.get("variables"):
+        return "#30 (Variables)"
+    return "#31 (THREEFRY)" if meta.get("category") == "r" else None
+
+
+def check_case(tgc, d, case, meta, out):
+    """Compiles and runs one case; returns (arrays compared, failures)."""
+    exe = os.path.join(out, "model")
+    r = subprocess.run([tgc, "compile", os.path.join(d, "graph.json"), "-o", exe + ".o", "--emit=exe,header"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        return 0, ["%s: tgc compile failed: %s" % (case, r.stderr.strip()[-400:])]
+    listing = subprocess.run([exe, "--list"], capture_output=True, text=True).stdout.splitlines()[1:]
+    args = []
+    for line in listing:
+        name, role = line.split()[:2]
+        f = os.path.join(d, "inputs", name + ".npy")
+        if role in ("input", "in-out") and os.path.exists(f):
+            args += ["--input", "%s=%s" % (name, f)]
+    res = os.path.join(out, "res")
+    r = subprocess.run([exe] + args + ["--output-dir", res], capture_output=True, text=True)
+    if r.returncode:
+        return 0, ["%s: the model failed: %s" % (case, r.stderr.strip()[-400:])]
+    checked, failures = 0, []
+    wants = [("out%d.npy" % o["index"], o["file"]) for o in meta["outputs"]
+             if o.get("file") and o.get("sink_index") is not None]
+    wants += [("n%d.after.npy" % b["node"], b["file"]) for b in meta.get("buffers_after", [])]
+    for mine, theirs in wants:
+        path = os.path.join(res, mine)
+        if not os.path.exists(path):
+            failures.append("%s: no %s written" % (case, mine))
+            continue
+        why = compare(load(path), load(os.path.join(d, theirs)), mine.endswith(".after.npy"))
+        if why:
+            failures.append("%s: %s vs %s: %s" % (case, mine, theirs, why))
+        checked += 1
+    return checked, failures
+
+
 def main():
     tgc, corpus, work = sys.argv[1:4]
     skip = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--skip"]
@@ -45,39 +87,15 @@ def main():
         if meta.get("status") != "ok":
             continue
         cases += 1
-        out = os.path.join(work, case)
-        exe = os.path.join(out, "model")
-        r = subprocess.run([tgc, "compile", os.path.join(d, "graph.json"), "-o", exe + ".o", "--emit=exe,header"],
-                           capture_output=True, text=True)
-        if r.returncode:
-            failures.append("%s: tgc compile failed: %s" % (case, r.stderr.strip()[-400:]))
-            continue
-        listing = subprocess.run([exe, "--list"], capture_output=True, text=True).stdout.splitlines()[1:]
-        args = []
-        for line in listing:
-            name, role = line.split()[:2]
-            f = os.path.join(d, "inputs", name + ".npy")
-            if role in ("input", "in-out") and os.path.exists(f):
-                args += ["--input", "%s=%s" % (name, f)]
-        res = os.path.join(out, "res")
-        r = subprocess.run([exe] + args + ["--output-dir", res], capture_output=True, text=True)
-        if r.returncode:
-            failures.append("%s: the model failed: %s" % (case, r.stderr.strip()[-400:]))
-            continue
-        checked = 0
-        wants = [("out%d.npy" % o["index"], o["file"]) for o in meta["outputs"]
-                 if o.get("file") and o.get("sink_index") is not None]
-        wants += [("n%d.after.npy" % b["node"], b["file"]) for b in meta.get("buffers_after", [])]
-        for mine, theirs in wants:
-            path = os.path.join(res, mine)
-            if not os.path.exists(path):
-                failures.append("%s: no %s written" % (case, mine))
-                continue
-            why = compare(load(path), load(os.path.join(d, theirs)), mine.endswith(".after.npy"))
-            if why:
-                failures.append("%s: %s vs %s: %s" % (case, mine, theirs, why))
-            checked += 1
-        print("%s: %d arrays compared" % (case, checked))
+        checked, failed = check_case(tgc, d, case, meta, os.path.join(work, case))
+        issue = pending_issue(meta)
+        if issue and failed:
+            print("%s: fails as expected until issue %s lands" % (case, issue))
+        elif issue:
+            failures.append("%s: passes now, but is listed as failing until issue %s lands: remove it" % (case, issue))
+        else:
+            failures += failed
+            print("%s: %d arrays compared" % (case, checked))
     for f in failures:
         print("FAIL", f)
     print("cases: %d, failures: %d" % (cases, len(failures)))
