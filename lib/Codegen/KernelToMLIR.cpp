@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
+#include "Codegen/DataInvalid.h"
 #include "Codegen/GateVersioning.h"
 #include "Codegen/KernelLowering.h"
 #include "Codegen/MatmulTiling.h"
@@ -257,7 +258,7 @@ mlir::Value KernelLowering::i64(int64_t v) {
 }
 
 mlir::Value KernelLowering::constAt(const UOp *c, DType dt) {
-  if (isInvalidConst(c)) return fail(c, "Invalid is only allowed as WHERE(valid, index, Invalid) inside an INDEX");
+  if (isInvalidConst(c)) return fail(c, "Invalid is only allowed as WHERE(valid, index, Invalid) inside an INDEX or as a gated value WHERE(cond, x, Invalid)");
   auto key = std::make_pair(c, &dt.info());
   auto it = consts_.find(key);
   if (it != consts_.end()) return it->second;
@@ -444,7 +445,7 @@ mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
 } // namespace detail
 
 Status lowerKernelToMLIR(ModuleOp module, const UOp *sink, const KernelSpec &spec) {
-  return detail::KernelLowering(module, sink, spec).run();
+  return detail::KernelLowering(module, resolveDataInvalid(sink), spec).run();
 }
 
 } // namespace tgc::codegen

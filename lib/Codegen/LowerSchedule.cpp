@@ -13,6 +13,7 @@
 // of the linked module is serial.
 //
 //===----------------------------------------------------------------------===//
+#include "Codegen/DataInvalid.h"
 #include "Codegen/DivmodSplit.h"
 #include "Codegen/EpilogueSplit.h"
 #include "Codegen/GateSplit.h"
@@ -273,7 +274,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
   size_t total = 0;
   for (const ScheduleKernel &k : plan.kernels) {
     MatmulTile tile;
-    const UOp *tiled = tileKernel(splitReduceDivmod(mergeReduceRanges(mergeOutputRanges(k.sink, kernel), kernel), kernel), kernel, &tile);
+    const UOp *tiled = tileKernel(splitReduceDivmod(mergeReduceRanges(mergeOutputRanges(resolveDataInvalid(k.sink), kernel), kernel), kernel), kernel, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
     const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);

@@ -1,5 +1,6 @@
 //===- Passes.cpp - the kernel optimizations as tgc opt passes ------------===//
 #include "Codegen/Passes.h"
+#include "Codegen/DataInvalid.h"
 #include "Codegen/DivmodSplit.h"
 #include "Codegen/EpilogueSplit.h"
 #include "Codegen/GateSplit.h"
@@ -63,6 +64,8 @@ std::unique_ptr<Pass> kernelRewritePass(const UOp *(*rewrite)(const UOp *, const
 
 void registerCodegenPasses() {
   PassRegistry &r = PassRegistry::instance();
+  r.add({"resolve-invalid", "resolve Invalid in kernel values (gated REDUCE elements, gated STOREs, leftover WHERE(c, x, Invalid) -> 0), as tinygrad's codegen does",
+         [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &) { return codegen::resolveDataInvalid(k); }); }});
   r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes; a small tile of dot products stores its sums for an epilogue nest)",
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileKernel(k, o); }); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",

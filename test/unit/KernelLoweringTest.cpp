@@ -168,6 +168,62 @@ TEST_CASE("codegen: Invalid-gated index -> guarded load (pad with 0) and guarded
   for (int n = 0; n < 5; ++n) CHECK(run.at<float>(3)[n] == want[2 * n + 1]);
 }
 
+TEST_CASE("codegen: Invalid in values (gated REDUCE elements and STOREs), as tinygrad's codegen resolves it") {
+  // Two padded, strided pools in a row (x.pad(1).max_pool2d(3, 2).pad(1).max_pool2d(3, 2), in 1-D): the first
+  // stage's kernel stores the padded pool, out[o] for o in [0, 6), o = 0 and 5 being the second pad. Rangeify
+  // indexes the first pad's REDUCE through the second pad's gate, so the REDUCE's elements are poisoned
+  // (WHERE(validO, ..., Invalid)) where validO is false, and the STORE selects 0 there:
+  //   out[o] = WHERE(validO, REDUCE_MAX(WHERE(validO, WHERE(validIn, x[WHERE(validO & validIn, s - 3, Invalid)], 0), Invalid), r), 0)
+  // with s = 2o + r, validO = 1 <= o < 5, validIn = 3 <= s < 11 (tinygrad's kernel for the 2-D program has this form).
+  for (bool plain : {false, true}) {
+    CAPTURE(plain);
+    CodegenOptions opts;
+    if (plain) opts.kernel = codegen::KernelOptions::none();
+    KB k;
+    DType f = dtypes::Float32;
+    const UOp *x = k.p(4, f, 8);
+    const UOp *o = range(k.c, 6, 0), *r = range(k.c, 3, 1, "REDUCE");
+    auto lt = [&](const UOp *a, const UOp *b) { return k.op(Op::CMPLT, dtypes::Bool, {a, b}); };
+    auto notLt = [&](const UOp *a, const UOp *b) { return k.op(Op::CMPNE, dtypes::Bool, {lt(a, b), k.c.get(Op::CONST, dtypes::Bool, {}, Value::boolean(true))}); };
+    auto both = [&](const UOp *a, const UOp *b) { return k.op(Op::AND, dtypes::Bool, {a, b}); };
+    auto where = [&](const UOp *c, const UOp *a, const UOp *b, DType dt) { return k.op(Op::WHERE, dt, {c, a, b}); };
+    const UOp *validO = both(notLt(o, k.ci(1)), lt(o, k.ci(5)));
+    const UOp *s = k.lin(o, 2, r);
+    const UOp *validIn = both(notLt(s, k.ci(3)), lt(s, k.ci(11)));
+    const UOp *ld = k.idx(x, where(both(validO, validIn), k.op(Op::ADD, dtypes::WeakInt, {s, k.ci(-3)}), k.invalid(), dtypes::WeakInt));
+    const UOp *elem = where(validO, where(validIn, ld, k.cf(0.0), f), k.invalid(), f);
+    const UOp *mx = where(validO, k.reduce(Op::MAX, elem, {r}), k.cf(0.0), f);
+    const UOp *sum = where(validO, k.reduce(Op::ADD, elem, {r}), k.cf(0.0), f);
+    // A gate that changes within the reduction skips those elements: max over r in {0, 2} of x[o + r].
+    const UOp *skip = k.reduce(Op::MAX, where(k.op(Op::CMPNE, dtypes::Bool, {r, k.ci(1)}), k.idx(x, k.op(Op::ADD, dtypes::WeakInt, {o, r})), k.invalid(), f), {r});
+    // A poisoned stored value (ops over it move inside the gate) is a gated store: out3 keeps its contents at o = 0, 5.
+    const UOp *poisoned = k.op(Op::ADD, f, {where(validO, k.idx(x, o), k.invalid(), f), k.cf(1.0)});
+    const UOp *kern = k.sink({k.end(k.op(Op::GROUP, dtypes::Void, {k.store(k.p(0, f, 6), o, mx), k.store(k.p(1, f, 6), o, sum),
+                                                                     k.store(k.p(2, f, 6), o, skip), k.store(k.p(3, f, 6), o, poisoned)}),
+                                    {o})});
+    Run run(k.linear({k.call(kern, {buffer(k.c, 1, f, 6), buffer(k.c, 2, f, 6), buffer(k.c, 3, f, 6), buffer(k.c, 4, f, 6), buffer(k.c, 5, f, 8)})}), opts);
+    const float xs[8] = {-3.5f, -1.25f, 2.0f, -0.5f, -4.0f, -6.0f, 1.5f, -2.0f};
+    std::memcpy(run.at<float>(5), xs, sizeof xs);
+    for (int n = 0; n < 6; ++n) run.at<float>(4)[n] = -7.0f;
+    run.go();
+    for (int n = 0; n < 6; ++n) {
+      CAPTURE(n);
+      bool vo = 1 <= n && n < 5;
+      float m = -std::numeric_limits<float>::infinity(), t = 0.0f;
+      for (int rr = 0; rr < 3; ++rr) {
+        int sv = 2 * n + rr;
+        float e = (3 <= sv && sv < 11) ? xs[sv - 3] : 0.0f;
+        m = (m < e) ? e : m;
+        t += e;
+      }
+      CHECK(run.at<float>(1)[n] == (vo ? m : 0.0f));
+      CHECK(run.at<float>(2)[n] == doctest::Approx(vo ? t : 0.0f));
+      CHECK(run.at<float>(3)[n] == std::max(xs[n], xs[n + 2]));
+      CHECK(run.at<float>(4)[n] == (vo ? xs[n] + 1.0f : -7.0f));
+    }
+  }
+}
+
 TEST_CASE("codegen: integer division and modulo: FLOOR* round toward -inf, C* truncate") {
   KB k;
   DType i32 = dtypes::Int32;
@@ -395,8 +451,11 @@ TEST_CASE("codegen: malformed or unsupported kernels are diagnosed, not miscompi
   const UOp *tf = k.op(Op::THREEFRY, dtypes::UInt64, {k.ci(1, dtypes::UInt64), k.ci(2, dtypes::UInt64)});
   const UOp *pu = k.p(0, dtypes::UInt64, 4);
   CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(pu, i, tf), {i})}), {buffer(k.c, 2, dtypes::UInt64, 4)})})).find("THREEFRY") != std::string::npos);
-  // Invalid outside an INDEX gate.
-  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, k.op(Op::CAST, f, {k.invalid()}, Value::dtype(f))), {i})}), {b})})).find("Invalid") != std::string::npos);
+  // Invalid left in a value: compared (a STORE of Invalid itself, CAST or not, is a no-op, as in tinygrad).
+  const UOp *t = k.c.get(Op::CONST, dtypes::Bool, {}, Value::boolean(true));
+  const UOp *cmp = k.op(Op::CMPNE, dtypes::Bool, {k.invalid(), t});
+  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, k.op(Op::WHERE, f, {cmp, k.cf(1.0), k.cf(2.0)})), {i})}), {b})})).find("Invalid") != std::string::npos);
+  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, k.op(Op::CAST, f, {k.invalid()}, Value::dtype(f))), {i})}), {b})})).empty());
   // Views must stay inside their buffer, and CALL bodies must be kernels or copies.
   const UOp *bad = k.op(Op::SHRINK, f, {b, k.ci(2), k.ci(4)});
   CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, i, k.cf(1.0)), {i})}), {bad})})).find("outside its buffer") != std::string::npos);
