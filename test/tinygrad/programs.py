@@ -254,3 +254,19 @@ def sgd_training_step():
         loss.backward()
         opt.schedule_step()
         return [loss, model.weight, model.bias]
+
+
+@program("resnet18")
+def resnet18():
+    from extra.models.resnet import ResNet18
+    model = realized(ResNet18(num_classes=10), 1)
+    return [model(data(1, 3, 32, 32))]
+
+
+@program("strided_pool_chains")
+def strided_pool_chains():
+    x = data(1, 2, 9, 9)
+    conv = realized(nn.Conv2d(2, 4, 3, stride=2, padding=1), 1)
+    return [x.pad([1, 1, 1, 1]).max_pool2d((3, 3), 2).pad([1, 1, 1, 1]).max_pool2d((3, 3), 2),
+            conv(x).relu().pad([1, 1, 1, 1]).max_pool2d((3, 3), 2),
+            x.avg_pool2d(3, 2, padding=1).avg_pool2d(3, 2, padding=1)]
