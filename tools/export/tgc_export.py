@@ -44,6 +44,7 @@ import json
 import os
 import subprocess
 import sys
+import traceback
 
 # tgc's dtypes (lib/IR/DType.cpp): tgc name -> (tinygrad's name, which is the C name; bitsize; priority; fmt).
 DTYPES = {
@@ -361,13 +362,23 @@ def _load_outputs(spec: str):
     if not os.path.isfile(script):
         raise ExportError(f"{script}: no such script")
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        import tinygrad  # noqa: F401
+    except ImportError as e:
+        raise ExportError(f"cannot import tinygrad ({e}): put its tree on PYTHONPATH") from None
     module_spec = importlib.util.spec_from_file_location("tgc_exported_script", script)
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    fn = getattr(module, func, None)
-    if not callable(fn):
-        raise ExportError(f"{script}: defines no function '{func}' (name one with {script}:FUNCTION)")
-    result = fn()
+    try:
+        module_spec.loader.exec_module(module)
+        fn = getattr(module, func, None)
+        if not callable(fn):
+            raise ExportError(f"{script}: defines no function '{func}' (name one with {script}:FUNCTION)")
+        result = fn()
+    except ExportError:
+        raise
+    except Exception as e:
+        traceback.print_exc()
+        raise ExportError(f"{script}:{func} raised {type(e).__name__}: {e}") from None
     if isinstance(result, dict):
         result = list(result.values())
     elif not isinstance(result, (list, tuple)):
