@@ -165,7 +165,10 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
       if (slot >= 0 && size_t(slot) < c.args.size()) written[size_t(c.args[size_t(slot)].buffer)] = true;
   }
 
-  // Inputs and in-outs: the graph's own BUFFERs the schedule uses, by node id.
+  // Inputs and in-outs: every BUFFER of the graph, by node id. The interface
+  // does not depend on what the optimizer removed: a BUFFER the schedule no
+  // longer reads (`x * 0`, an empty slice of x) is still an input, appended to
+  // the plan as a buffer no CALL uses, so it is accepted and ignored.
   std::vector<const UOp *> nodes = toposort(g.roots);
   uint32_t firstTextId = UINT32_MAX;
   for (const UOp *u : nodes)
@@ -174,7 +177,12 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
   for (const UOp *u : nodes) {
     if (!u->is(Op::BUFFER)) continue;
     int i = planIndex(m.plan, u);
-    if (i < 0) continue;
+    bool unread = i < 0;
+    if (unread) {
+      Result<int> added = m.plan.addBuffer(u);
+      if (!added) return added.error();
+      i = *added;
+    }
     ModelTensor t;
     int64_t k = nodeIdOf(ctx, u, firstTextId == UINT32_MAX ? 0 : firstTextId);
     t.role = written[size_t(i)] ? ModelTensor::Role::InOut : ModelTensor::Role::Input;
@@ -191,6 +199,7 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
       if (!bf.file.empty()) t.dataFile = bufferFilePath(g, bf);
       t.needsData = bf.allocated || !bf.file.empty();
     }
+    if (unread) t.needsData = false; // nothing reads it: any data (or none) will do
     bound.emplace(k, std::move(t));
   }
   for (auto &[k, t] : bound) m.tensors.push_back(std::move(t));

@@ -53,7 +53,10 @@ struct ModelTensor {
 struct Model {
   std::string name;             ///< a C identifier (from the graph's file stem unless given)
   const UOp *linear = nullptr;  ///< the LINEAR of CALLs
-  SchedulePlan plan;            ///< planLinear(linear)
+  /// planLinear(linear), then at the end the graph's BUFFERs no CALL uses
+  /// (inputs the schedule no longer reads, such as x in `x * 0`): the
+  /// interface names every BUFFER of the graph, whatever the optimizer removed.
+  SchedulePlan plan;
   std::vector<ModelTensor> tensors; ///< inputs and in-outs in node-id order, then outputs in SINK order
 
   /// The tensor named `name`, or null.

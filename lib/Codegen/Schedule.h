@@ -83,6 +83,9 @@ struct SchedulePlan {
   /// Index of BUFFER `node`, or of the buffer with tinygrad buffer id `slot`; -1 if absent.
   int indexOf(const UOp *node) const;
   int indexOfSlot(int64_t slot) const;
+  /// Index of BUFFER `buf`, appended (no CALL uses it yet) when absent; a
+  /// diagnostic for a BUFFER without a constant element count or storable dtype.
+  Result<int> addBuffer(const UOp *buf);
 };
 
 /// Checks a LINEAR and resolves its buffers, views, kernels and calls.

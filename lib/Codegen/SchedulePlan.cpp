@@ -39,6 +39,27 @@ std::string symbolFor(size_t index, const std::string &name) {
   return s;
 }
 
+} // namespace
+
+Result<int> SchedulePlan::addBuffer(const UOp *buf) {
+  int i = indexOf(buf);
+  if (i >= 0) return i;
+  std::optional<int64_t> numel = buf->numSrc() == 1 ? constInt(buf->src(0)) : std::nullopt;
+  if (!numel || *numel < 0) return Diagnostic::at(buf, "BUFFER needs a constant element count");
+  if (!buf->dtype() || buf->dtype().isVoid() || buf->dtype().isWeak())
+    return Diagnostic::at(buf, "BUFFER of dtype " + std::string(buf->dtype() ? buf->dtype().name() : "?") + " cannot be stored");
+  ScheduleBuffer b;
+  b.node = buf;
+  b.dtype = buf->dtype();
+  b.numel = *numel;
+  if (const tgc::Value *slot = buf->arg().field("slot"); slot && slot->isInt()) b.slot = slot->getInt();
+  if (const tgc::Value *dev = buf->arg().field("device"); dev && dev->kind() == tgc::Value::Kind::Str) b.device = dev->str();
+  buffers.push_back(std::move(b));
+  return int(buffers.size() - 1);
+}
+
+namespace {
+
 class Planner {
 public:
   Result<SchedulePlan> run(const UOp *linear);
@@ -51,22 +72,7 @@ private:
   std::map<std::pair<const UOp *, size_t>, int> kernelIndex_;
 };
 
-Result<int> Planner::buffer(const UOp *buf) {
-  int i = plan_.indexOf(buf);
-  if (i >= 0) return i;
-  std::optional<int64_t> numel = buf->numSrc() == 1 ? constInt(buf->src(0)) : std::nullopt;
-  if (!numel || *numel < 0) return Diagnostic::at(buf, "BUFFER needs a constant element count");
-  if (!buf->dtype() || buf->dtype().isVoid() || buf->dtype().isWeak())
-    return Diagnostic::at(buf, "BUFFER of dtype " + std::string(buf->dtype() ? buf->dtype().name() : "?") + " cannot be stored");
-  ScheduleBuffer b;
-  b.node = buf;
-  b.dtype = buf->dtype();
-  b.numel = *numel;
-  if (const tgc::Value *slot = buf->arg().field("slot"); slot && slot->isInt()) b.slot = slot->getInt();
-  if (const tgc::Value *dev = buf->arg().field("device"); dev && dev->kind() == tgc::Value::Kind::Str) b.device = dev->str();
-  plan_.buffers.push_back(std::move(b));
-  return int(plan_.buffers.size() - 1);
-}
+Result<int> Planner::buffer(const UOp *buf) { return plan_.addBuffer(buf); }
 
 Result<ScheduleArg> Planner::resolve(const UOp *arg) {
   switch (arg->op()) {

@@ -161,7 +161,9 @@ int runModel(const RunOptions &o) {
     return kFailure;
   }
   const CompiledSchedule &cs = **compiled;
-  Result<HostBuffers> buffers = HostBuffers::allocate(cs.plan());
+  // The model's plan is the schedule's buffers followed by the inputs no CALL
+  // uses (Model::plan): those get storage too, and the schedule runs on the rest.
+  Result<HostBuffers> buffers = HostBuffers::allocate(model->plan);
   if (!buffers) {
     report(buffers.error());
     return kFailure;
@@ -178,7 +180,7 @@ int runModel(const RunOptions &o) {
   for (int i = 0; i < (o.repeat > 0 ? o.repeat + 1 : 1); ++i) {
     loadInputs();
     auto t0 = std::chrono::steady_clock::now();
-    if (Status st = cs.run(buffers->pointers()); !st.ok()) {
+    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size())); !st.ok()) {
       report(st.error());
       return kFailure;
     }
@@ -254,7 +256,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   addKernelFlags(cmd, o->kernel, "Threads for the kernels' parallel loops (0 = the core count, 1 = serial code)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   addLimitOptions(cmd, o->limits);
-  cmd->footer("Inputs are the graph's BUFFERs the schedule reads, named n<K> (K = the node id in graph.json);\n"
+  cmd->footer("Inputs are the graph's BUFFERs, named n<K> (K = the node id in graph.json; one the schedule no\n"
+              "longer reads, such as x in x * 0, is accepted and ignored);\n"
               "their data comes from the files in the graph's `buffers` (relative to the graph's folder) unless\n"
               "--input replaces it. Every .npy must have the buffer's dtype and element count.\n"
               "Written to --output-dir: out<I>.npy for source I of the root SINK (dense, C order, whatever view\n"
