@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Schedule/RangeifyPasses.h"
 
+#include "IR/UOpBuilder.h"
+
 #include "Schedule/Mops.h"
 #include "Schedule/RangeifyMovement.h"
 #include "Schedule/StoreHazard.h"
@@ -124,6 +126,54 @@ static const UOp *identityElement(const UOp *reduce) {
   return constLike(reduce, v);
 }
 
+// expand_bitcast: a BITCAST that changes the element size becomes integer
+// arithmetic on the unsigned ints of the two sizes (little-endian): wider
+// elements are the narrow ones of the last axis, cast up, shifted and added;
+// narrower ones are the wide element shifted right, stacked on a new last axis
+// and cast down. Only a same-size BITCAST is left for codegen.
+static const UOp *expandBitcast(const UOp *bc) {
+  const UOp *x = bc->src(0);
+  int64_t ns = bc->dtype().itemsize(), os = x->dtype().itemsize();
+  if (ns == os || deviceStartsWith(x, {"DISK", "TINYFS"})) return nullptr;
+  auto uintOf = [&](int64_t bytes) {
+    DType dt = dtypes::fromName("uint" + std::to_string(8 * bytes));
+    if (!dt) fail(bc, "a BITCAST between " + std::string(x->dtype().name()) + " and " + std::string(bc->dtype().name()) +
+                          " has no unsigned integer of " + std::to_string(bytes) + " bytes");
+    return dt;
+  };
+  DType newUint = uintOf(ns);
+  UOpRef tmp = UOpRef(x).bitcast(uintOf(os));
+  const IShape &xs = shapeOf(x);
+  if (xs.empty()) fail(bc, "a BITCAST that changes the element size needs an axis to rescale");
+  IShape lead(xs.begin(), xs.end() - 1);
+  if (ns > os) {
+    int64_t rate = ns / os;
+    IShape split = lead;
+    split.push_back(xs.back() / rate);
+    split.push_back(rate);
+    tmp = reshape(tmp, split);
+    std::vector<const UOp *> parts;
+    for (int64_t i = 0; i < rate; ++i) {
+      std::vector<std::pair<int64_t, int64_t>> se;
+      for (size_t d = 0; d + 1 < split.size(); ++d) se.emplace_back(0, split[d]);
+      se.emplace_back(i, i + 1);
+      parts.push_back(UOpRef(shrink(tmp, se)).cast(newUint) << 8 * i * os);
+    }
+    UOpRef sum = UOpRef(parts[0]).usum({parts.begin() + 1, parts.end()});
+    return UOpRef(reshape(sum, IShape(split.begin(), split.end() - 1))).bitcast(bc->dtype()); // squeeze(-1)
+  }
+  std::vector<const UOp *> parts;
+  for (int64_t i = 0; i < os / ns; ++i) parts.push_back(tmp >> 8 * i * ns);
+  // stack(dim=-1): a STACK on a new leading axis, moved last; then flatten(-2)
+  const UOp *stacked = x->context().get(Op::STACK, tmp.dtype(), parts);
+  std::vector<int64_t> order;
+  for (size_t d = 1; d <= xs.size(); ++d) order.push_back(int64_t(d));
+  order.push_back(0);
+  IShape flat = lead;
+  flat.push_back(xs.back() * (os / ns));
+  return UOpRef(reshape(permute(stacked, order), flat)).cast(newUint).bitcast(bc->dtype());
+}
+
 const PatternMatcher &earliestRewrites() {
   static const PatternMatcher pm = pmMops() + mopCleanup() + PatternMatcher({
       rule(UPat(Op::FUNCTION).named("c"), [](Match &m) { return resolveFunction(m["c"]); }),
@@ -183,13 +233,7 @@ const PatternMatcher &earliestRewrites() {
              const UOp *t = m["target"];
              return store(t, m["src"]->context().get(Op::BITCAST, t->dtype(), {m["src"]}, Value::dtype(t->dtype())));
            }),
-      rule(UPat(Op::BITCAST).named("bc"),
-           [](Match &m) -> const UOp * {
-             const UOp *bc = m["bc"];
-             if (bc->dtype().itemsize() != bc->src(0)->dtype().itemsize())
-               fail(bc, "a BITCAST that changes the element size is not supported by the scheduler");
-             return nullptr;
-           }),
+      rule(UPat(Op::BITCAST).named("bc"), [](Match &m) { return expandBitcast(m["bc"]); }),
       // a reduce over nothing is the identity element
       rule(UPat(Op::REDUCE).src({var("x")}).named("reduce"),
            [](Match &m) -> const UOp * {

@@ -278,3 +278,17 @@ def unread_inputs():
     x = data(3, 4, seed=1)
     return [data(3, 4) * 0, x[:, 2:2].sum(1) + data(3, seed=2)]
 
+
+@program("bitcast_sizes")
+def bitcast_sizes():
+    # (+ 1 never wraps: tinygrad's C renderer computes a uint8/uint16 add in int, so a wrapped value feeding a
+    # widening cast would differ from tgc's, which wraps every op; that is not about BITCAST)
+    u8, f, h = ints(0, 255, 4, 16, dtype=np.uint8), data(4, 6), ints(0, 65535, 2, 8, seed=3, dtype=np.uint16)
+    return [(u8 + 1).bitcast(dtypes.uint32), (f * 2).bitcast(dtypes.uint16), (h + 1).bitcast(dtypes.float32),
+            (u8.bitcast(dtypes.uint32) + 1).bitcast(dtypes.uint8), f.bitcast(dtypes.uint8).cast(dtypes.int32).sum(1)]
+
+
+@program("keccak")
+def keccak():
+    return [Tensor(np.arange(200, dtype=np.uint8)).realize().keccak()]
+
