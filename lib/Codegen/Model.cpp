@@ -7,9 +7,11 @@
 //
 // Outputs: realizeOutputs (Schedule/RealizeOutputs.h) keeps a SINK source
 // that callify stores whole into fresh storage, found afterwards through the
-// buffer map, and clones every other one into a fresh BUFFER first (tinygrad's
-// numpy() copy). If a kept source turns out not to be stored densely after all
-// (e.g. folded away), it is cloned on a second attempt.
+// buffer map, binds one that is a contiguous view of a BUFFER of the graph to
+// that buffer at its offset (no kernel: tinygrad's numpy() reads it as a view,
+// the entry copies it out), and clones every other one into a fresh BUFFER
+// first (tinygrad's numpy() copy). If a kept source turns out not to be stored
+// densely after all (e.g. folded away), it is cloned on a second attempt.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Model.h"
@@ -76,6 +78,7 @@ struct Attempt {
   const UOp *linear = nullptr;
   SchedulePlan plan;
   std::vector<int> outputBuffer; ///< per SINK source: plan buffer, -1 if not bound
+  std::vector<int64_t> outputOffset; ///< per SINK source: where it starts in that buffer (a view of an input)
   std::vector<std::string> why;  ///< per unbound source: what its storage is
 };
 
@@ -105,9 +108,18 @@ Result<Attempt> schedule(const Graph &g, const UOp *sinkIn, const std::set<size_
 
   std::map<const UOp *, const UOp *> storage(work.bufferMap.begin(), work.bufferMap.end());
   a.outputBuffer.assign(cloned.size(), -1);
+  a.outputOffset.assign(cloned.size(), 0);
   a.why.assign(cloned.size(), "");
   for (size_t i = 0; i < cloned.size(); ++i) {
     const UOp *s = sinkIn->src(i), *buf = cloned[i];
+    if (auto [viewed, offset] = realized->views[i]; viewed) {
+      // a view of a graph BUFFER (x.bitcast(...), x[1:3]): bound to that buffer, copied out after the calls
+      Result<int> b = a.plan.addBuffer(viewed);
+      if (!b) return b.error();
+      a.outputBuffer[i] = *b;
+      a.outputOffset[i] = offset;
+      continue;
+    }
     if (!buf) {
       auto it = storage.find(stripReshapes(s));
       const UOp *view = it == storage.end() ? nullptr : stripReshapes(it->second);
@@ -214,6 +226,7 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
     t.shape = shapeOf(s);
     t.bytes = prod(t.shape) * t.dtype.itemsize();
     t.buffer = attempt->outputBuffer[i];
+    t.byteOffset = attempt->outputOffset[i];
     if (t.buffer < 0 && t.bytes != 0)
       return Diagnostic::at(s, "output " + std::to_string(i) + " cannot be bound to a buffer: " + attempt->why[i]);
     m.tensors.push_back(std::move(t));

@@ -2,13 +2,13 @@
 //
 // Mirrors tinygrad's pm_mops / _mop_index (schedule/rangeify.py), mop_cleanup
 // (uop/movement.py) and UOp.contiguous_view with pm_contiguous_view_offset
-// (uop/ops.py). BITCAST views are not folded (contiguousView answers nullopt
-// for them, which keeps a copy instead of a view).
+// (uop/ops.py), BITCASTs included (a view may change the dtype).
 //
 //===----------------------------------------------------------------------===//
 #include "Schedule/Mops.h"
 
 #include "IR/Symbolic.h"
+#include "IR/UOpBuilder.h"
 #include "Schedule/RangeifyMovement.h"
 
 namespace tgc::rangeify {
@@ -133,6 +133,22 @@ const PatternMatcher &mopCleanup() {
 // pm_contiguous_view_offset: once the index reached the storage, is it `range + c`?
 static const PatternMatcher &contiguousViewOffsetPM() {
   static const PatternMatcher pm({
+      // a BITCAST is normalized to a flat one; an index reaching a tagged BITCAST continues into its source, in
+      // the source's elements (a BITCAST may change the element size)
+      rule(UPat(Op::BITCAST).named("b"),
+           [](Match &m) -> const UOp * {
+             const UOp *b = m["b"];
+             if (shapeOf(b).size() == 1) return nullptr;
+             return reshape(UOpRef(flatten(b->src(0))).bitcast(b->dtype()), shapeOf(b));
+           }),
+      rule(UPat(Op::INDEX).src({UPat(Op::BITCAST).named("b"), cvar("c")}),
+           [](Match &m) -> const UOp * {
+             const UOp *b = m["b"], *self = m.ctx<const UOp *>();
+             if (!b->tag().isBool() || !b->tag().getBool()) return nullptr;
+             int64_t osz = b->dtype().itemsize(), isz = b->src(0)->dtype().itemsize();
+             const UOp *r = range(b->context(), prod(shapeOf(self)) * osz / isz, 0);
+             return index(flatten(b->src(0)), {UOpRef(r) + UOpRef(m["c"]) * osz / isz});
+           }),
       rule(UPat(Op::INDEX).src({var("b")}), [](Match &m) { return index(m["b"]->withTag(Value::boolean(true)), {m.root()->context().constInt(0)}); }),
       rule(UPat(Op::INDEX).src({var("b"), UPat(Op::RANGE)}),
            [](Match &m) { return index(m["b"]->withTag(Value::boolean(true)), {m.root()->context().constInt(0)}); }),
@@ -149,9 +165,6 @@ static const PatternMatcher &contiguousViewOffsetPM() {
 }
 
 std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u) {
-  // BITCAST views are not folded here
-  for (const UOp *x : toposort(u))
-    if (x->is(Op::BITCAST)) return std::nullopt;
   static const PatternMatcher pm = pmMops() + symbolic() + contiguousViewOffsetPM();
   Context &ctx = u->context();
   int64_t n = prod(shapeOf(u));

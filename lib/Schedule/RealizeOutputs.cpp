@@ -3,7 +3,8 @@
 // tinygrad's Tensor._buffer (contiguous(), clone("CPU") for a tensor without a
 // device) applied to each source of the tensor graph's SINK before
 // transform_to_call, but only where transform_to_call would not already store
-// the source whole: a realized base stays as tinygrad schedules it, so the
+// the source whole: a realized base stays as tinygrad schedules it, and a
+// contiguous view of a buffer stays a view (numpy() reads it so), so the
 // common case costs no extra kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 
 #include "IR/Pass.h"
 #include "Schedule/Callify.h"
+#include "Schedule/Mops.h"
 #include "Schedule/Sugar.h"
 
 namespace tgc {
@@ -34,11 +36,23 @@ bool storedDensely(const UOp *s) {
   return !hasBufferIdentity(x) && !x->is(Op::AFTER) && !x->is(Op::BUFFER) && !(as && *as == AddrSpace::ALU);
 }
 
+/// {BUFFER, byte offset} when `s` reads one dense run of a BUFFER through
+/// movement ops and BITCASTs (tinygrad's _make_buffer_view).
+static std::optional<std::pair<const UOp *, int64_t>> bufferView(const UOp *s) {
+  const UOp *b = base(s);
+  while (b->is(Op::BITCAST)) b = base(b->src(0));
+  if (!b->is(Op::BUFFER) || deviceStartsWith(b, {"DISK", "TINYFS"})) return std::nullopt;
+  std::optional<std::pair<const UOp *, int64_t>> cv = contiguousView(s);
+  if (!cv || cv->first != b) return std::nullopt;
+  return std::make_pair(b, cv->second * b->dtype().itemsize());
+}
+
 Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defaultDevice, int64_t firstFreeSlot,
                                        const std::set<size_t> &force) {
   RealizedOutputs out;
   std::vector<const UOp *> srcs(sink->src().begin(), sink->src().end());
   out.clones.assign(srcs.size(), nullptr);
+  out.views.assign(srcs.size(), {nullptr, 0});
   try {
     for (size_t i = 0; i < srcs.size(); ++i) {
       const UOp *s = srcs[i];
@@ -50,7 +64,14 @@ Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defau
         continue;
       }
       // An empty tensor needs no storage: the model hands back no bytes for it.
-      if (!shape || prod(*shape) == 0 || (!force.count(i) && storedDensely(s))) continue;
+      if (!shape || prod(*shape) == 0) continue;
+      if (!force.count(i)) {
+        if (std::optional<std::pair<const UOp *, int64_t>> v = bufferView(s)) {
+          out.views[i] = *v;
+          continue;
+        }
+        if (storedDensely(s)) continue;
+      }
       DType dt = strongDType(s->dtype());
       Value device = s->device().isNone() ? Value::string(defaultDevice) : s->device();
       const UOp *buf = newBuffer(s->context(), device, prod(*shape), dt, firstFreeSlot++);

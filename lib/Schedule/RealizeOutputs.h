@@ -24,6 +24,12 @@ struct RealizedOutputs {
   /// Per SINK source: the fresh BUFFER it is cloned into, or null when the
   /// source is kept (callify already stores it whole into fresh storage).
   std::vector<const UOp *> clones;
+  /// Per SINK source: {BUFFER, byte offset} when the source is a contiguous
+  /// view of a BUFFER of the graph (movement ops and BITCASTs that read one
+  /// dense run of it, e.g. `x.bitcast(int32)`, `x[1:3]`, x itself), which is
+  /// kept: tinygrad's numpy() reads such a tensor as a view of the buffer
+  /// (contiguous_mops_to_view), running no kernel. {null, 0} otherwise.
+  std::vector<std::pair<const UOp *, int64_t>> views;
 };
 
 /// Whether callify stores SINK source `s` whole into fresh storage of its own
@@ -33,8 +39,8 @@ struct RealizedOutputs {
 /// callify folds into the existing storage).
 bool storedDensely(const UOp *s);
 
-/// Clones every source of `sink` that is not storedDensely, and those listed
-/// in `force`, into a fresh BUFFER: AFTER(B, STORE(B, src)) as tinygrad's
+/// Clones every source of `sink` that is neither storedDensely nor a view of
+/// a BUFFER (RealizedOutputs::views), and those listed in `force`, into a fresh BUFFER: AFTER(B, STORE(B, src)) as tinygrad's
 /// UOp.clone builds it, on the source's device or `defaultDevice` when it has
 /// none, in the source's dtype made strong. Fresh BUFFERs take slots from
 /// `firstFreeSlot` on. Empty sources are left alone; sources on several devices

@@ -292,3 +292,8 @@ def bitcast_sizes():
 def keccak():
     return [Tensor(np.arange(200, dtype=np.uint8)).realize().keccak()]
 
+
+@program("bitcast_views")
+def bitcast_views():
+    return [data(16).bitcast(dtypes.int32), ints(0, 256, 16, dtype=np.uint8).bitcast(dtypes.uint32),
+            data(4, 6, seed=1)[1:3].bitcast(dtypes.uint16)]
