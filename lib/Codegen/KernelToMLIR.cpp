@@ -8,7 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/KernelToMLIR.h"
-#include "Codegen/DataInvalid.h"
 #include "Codegen/GateVersioning.h"
 #include "Codegen/KernelLowering.h"
 #include "Codegen/MatmulTiling.h"
@@ -445,7 +444,7 @@ mlir::Value KernelLowering::load(const UOp *u, unsigned level) {
 } // namespace detail
 
 Status lowerKernelToMLIR(ModuleOp module, const UOp *sink, const KernelSpec &spec) {
-  return detail::KernelLowering(module, resolveDataInvalid(sink), spec).run();
+  return detail::KernelLowering(module, sink, spec).run();
 }
 
 } // namespace tgc::codegen

@@ -66,18 +66,15 @@ public:
 
 private:
   Result<ScheduleArg> resolve(const UOp *arg);
-  Result<int> buffer(const UOp *buf);
 
   SchedulePlan plan_;
   std::map<std::pair<const UOp *, size_t>, int> kernelIndex_;
 };
 
-Result<int> Planner::buffer(const UOp *buf) { return plan_.addBuffer(buf); }
-
 Result<ScheduleArg> Planner::resolve(const UOp *arg) {
   switch (arg->op()) {
   case Op::BUFFER: {
-    auto i = buffer(arg);
+    auto i = plan_.addBuffer(arg);
     if (!i) return i.error();
     return ScheduleArg{*i, 0, int64_t(plan_.buffers[*i].bytes())};
   }
