@@ -35,7 +35,25 @@ if(CROSS_TRIPLE)
   set(cross_files lib/${CROSS_TRIPLE}/libtgc_runtime.a lib/${CROSS_TRIPLE}/libtgc_launcher.a
                   lib/cmake/tgc/${CROSS_TRIPLE}/tgcRuntimeTargets.cmake ${toolchain})
   set(configure_args -DCMAKE_TOOLCHAIN_FILE=${WORK_DIR}/prefix/${toolchain})
+  # What the target's ELF files say in e_machine (bytes 18-19): AArch64 0xb7, RISC-V 0xf3.
+  string(REGEX MATCH "^[^-]+" arch "${CROSS_TRIPLE}")
+  if(arch STREQUAL "aarch64")
+    set(machine b700)
+  elseif(arch STREQUAL "riscv64")
+    set(machine f300)
+  else()
+    message(FATAL_ERROR "run-test.cmake: no ELF machine number known for ${arch}")
+  endif()
 endif()
+# Fails unless every file (below WORK_DIR) is an ELF file of the cross target.
+function(check_machine)
+  foreach(f IN LISTS ARGN)
+    file(READ "${WORK_DIR}/${f}" elf LIMIT 20 HEX)
+    if(NOT elf MATCHES "${machine}$")
+      message(FATAL_ERROR "${f} is not an ${arch} ELF file: ${elf}")
+    endif()
+  endforeach()
+endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run("install" ${CMAKE_COMMAND} --install "${TGC_BUILD_DIR}" --prefix "${prefix}")
@@ -58,21 +76,34 @@ file(COPY "${SOURCE_DIR}/" DESTINATION "${WORK_DIR}/src")
 run("configure the consumer" ${CMAKE_COMMAND} -S "${WORK_DIR}/src" -B "${WORK_DIR}/build" -G "${GENERATOR}"
     ${configure_args} -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-# Wrong targets fail at configure time, saying why: a model for another architecture than the project's, and a
+# TARGET: a model for the project's own target builds (cross: spelled out as the toolchain's triple); other
+# targets fail at configure time, saying why: a model for another architecture than the project's, and a
 # project target tgc has no runtime for.
-if(NOT CROSS_TRIPLE)
-  file(WRITE "${WORK_DIR}/wrong/CMakeLists.txt" "cmake_minimum_required(VERSION 3.25)\nproject(wrong LANGUAGES C)\n"
-       "find_package(tgc 0.1 CONFIG REQUIRED)\n"
-       "tgc_add_model(m GRAPH ${WORK_DIR}/src/model/affine.tgc TARGET \${WRONG_TARGET})\n")
-  foreach(case "WRONG_TARGET=powerpc64le-linux-gnu;this project builds for the host"
+file(WRITE "${WORK_DIR}/mini/CMakeLists.txt" "cmake_minimum_required(VERSION 3.25)\nproject(mini LANGUAGES C)\n"
+     "find_package(tgc 0.1 CONFIG REQUIRED)\n"
+     "tgc_add_model(mini_model GRAPH ${WORK_DIR}/src/model/affine.tgc TARGET \${MODEL_TARGET})\n")
+function(configure_mini define)
+  file(REMOVE_RECURSE "${WORK_DIR}/mini/build")
+  execute_process(COMMAND ${CMAKE_COMMAND} -S "${WORK_DIR}/mini" -B "${WORK_DIR}/mini/build" -G "${GENERATOR}"
+                          ${configure_args} -DCMAKE_PREFIX_PATH=${prefix} -D${define}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX REPLACE "[ \n]+" " " err "${err}")
+  set(rc "${rc}" PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
+endfunction()
+if(CROSS_TRIPLE)
+  configure_mini(MODEL_TARGET=${CROSS_TRIPLE})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "tgc_add_model(... TARGET ${CROSS_TRIPLE}) in a project for it failed to configure:\n${err}")
+  endif()
+  run("build a model with TARGET ${CROSS_TRIPLE}" ${CMAKE_COMMAND} --build "${WORK_DIR}/mini/build")
+  check_machine(mini/build/tgc/mini_model.o)
+else()
+  foreach(case "MODEL_TARGET=powerpc64le-linux-gnu;this project builds for the host"
                "TGC_TARGET=powerpc64le-linux-gnu;this tgc has no runtime for powerpc64le-linux-gnu")
     list(GET case 0 define)
     list(GET case 1 expected)
-    file(REMOVE_RECURSE "${WORK_DIR}/wrong/build")
-    execute_process(COMMAND ${CMAKE_COMMAND} -S "${WORK_DIR}/wrong" -B "${WORK_DIR}/wrong/build" -G "${GENERATOR}"
-                            ${configure_args} -DCMAKE_PREFIX_PATH=${prefix} -D${define}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    string(REGEX REPLACE "[ \n]+" " " err "${err}")
+    configure_mini(${define})
     if(rc EQUAL 0 OR NOT err MATCHES "${expected}")
       message(FATAL_ERROR "configuring with -D${define} should fail with '${expected}' (exit ${rc}):\n${err}")
     endif()
@@ -117,22 +148,9 @@ file(READ "${WORK_DIR}/launcher-out/out0.npy" npy HEX)
 if(NOT npy MATCHES "000040400000a0400000e040000010410000304100005041$")
   message(FATAL_ERROR "the launcher wrote out0.npy = ${npy}")
 endif()
-# Cross, every program is the target's: ELF e_machine (bytes 18-19) AArch64 0xb7 or RISC-V 0xf3.
+# Cross, every program is the target's.
 if(CROSS_TRIPLE)
-  string(REGEX MATCH "^[^-]+" arch "${CROSS_TRIPLE}")
-  if(arch STREQUAL "aarch64")
-    set(machine b700)
-  elseif(arch STREQUAL "riscv64")
-    set(machine f300)
-  else()
-    message(FATAL_ERROR "run-test.cmake: no ELF machine number known for ${arch}")
-  endif()
-  foreach(program affine_app twice_app ext_app affine_test tgc/affine_launcher)
-    file(READ "${WORK_DIR}/build/${program}" elf LIMIT 20 HEX)
-    if(NOT elf MATCHES "${machine}$")
-      message(FATAL_ERROR "${program} is not an ${arch} executable: ${elf}")
-    endif()
-  endforeach()
+  check_machine(build/affine_app build/twice_app build/ext_app build/affine_test build/tgc/affine_launcher)
 endif()
 run("ctest in the consumer" ${CMAKE_CTEST_COMMAND} --test-dir "${WORK_DIR}/build")
 if(NOT out MATCHES "100% tests passed, 0 tests failed out of 2")

@@ -141,16 +141,23 @@ int runProgram(const std::vector<std::string> &argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// Links `object` with the launcher of `target` ("" = the host) into `exe`;
-/// a message on failure. A cross target's executable is static: one file
-/// that runs on any Linux of its architecture, whatever C++ library the
-/// board has (or none), and under qemu-user without a sysroot.
-std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe,
-                           const std::string &target) {
+/// Sets `dir` to the runtime folder for `target` ("" = the host); "" or a
+/// message why there is none.
+std::string findRuntime(const std::string &target, std::string &dir) {
   std::string triple = runtimeTriple(target);
   std::vector<fs::path> dirs = runtimeDirs(triple);
-  std::string dir = findRuntimeDir(dirs, {"libtgc_launcher.a", "libtgc_runtime.a"});
-  if (dir.empty()) return missingRuntime(triple, dirs);
+  dir = findRuntimeDir(dirs, {"libtgc_launcher.a", "libtgc_runtime.a"});
+  return dir.empty() ? missingRuntime(triple, dirs) : "";
+}
+
+/// Links `object` with the launcher in the runtime folder `dir` of `target`
+/// ("" = the host) into `exe`; a message on failure. A cross target's
+/// executable is static: one file that runs on any Linux of its
+/// architecture, whatever C++ library the board has (or none), and under
+/// qemu-user without a sysroot.
+std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe,
+                           const std::string &dir, const std::string &target) {
+  std::string triple = runtimeTriple(target);
   std::vector<std::string> argv = {linkerDriver(), "-o", exe, object, "-Wl,--defsym=tgc_launcher_model=" + modelSymbol,
                                    dir + "/libtgc_launcher.a", dir + "/libtgc_runtime.a", "-lm"};
   if (!triple.empty()) argv.insert(argv.end(), {"--target=" + triple, "-static"});
@@ -203,6 +210,10 @@ int runCompile(const CompileOptions &o) {
   std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
   std::optional<GradRequest> gradReq;
   if (!gradRequest(o.grad, "compile", gradReq)) return kUsage;
+
+  // Before any work: a missing runtime fails the compile anyway.
+  std::string runtimeDir;
+  if (std::string why; emit.count("exe") && !(why = findRuntime(o.target, runtimeDir)).empty()) return fail(why);
 
   auto ctx = std::make_unique<Context>();
   Graph g;
@@ -275,7 +286,7 @@ int runCompile(const CompileOptions &o) {
   if (emit.count("exe")) {
     std::string tmpObj = stem.string() + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
     if (!rt::writeFileAtomic(tmpObj, art->object, error)) return fail(error);
-    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe, o.target);
+    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe, runtimeDir, o.target);
     std::remove(tmpObj.c_str());
     if (!linkError.empty()) {
       std::remove(tmpExe.c_str());
