@@ -1,7 +1,9 @@
 # The installable CMake package: `cmake --install build --prefix P` puts the
-# tgc executable, the runtime library with its headers and this package's
-# config under P, and `find_package(tgc CONFIG)` then gives the imported
-# targets tgc::tgc (the compiler) and tgc::runtime, and tgc_add_model().
+# tgc executable, the runtime library with its headers (and the runtimes built
+# for cross targets, lib/Runtime/CMakeLists.txt) and this package's config
+# under P, and `find_package(tgc CONFIG)` then gives the imported targets
+# tgc::tgc (the compiler), tgc::runtime and tgc::launcher (the host's, or in a
+# project configured for a cross target that target's), and tgc_add_model().
 include(CMakePackageConfigHelpers)
 set(TGC_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tgc)
 
@@ -16,6 +18,9 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/tgcConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/TgcAddModel.cmake
   DESTINATION ${TGC_CMAKE_INSTALL_DIR})
+# Toolchain files for projects that compile models for a cross target (docs/deploy.md).
+file(GLOB TGC_TOOLCHAIN_FILES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/toolchains/*.cmake)
+install(FILES ${TGC_TOOLCHAIN_FILES} DESTINATION ${TGC_CMAKE_INSTALL_DIR}/toolchains)
 
 # In this tree tgc::tgc and tgc::runtime are aliases of the real targets.
 include(${CMAKE_CURRENT_LIST_DIR}/TgcAddModel.cmake)

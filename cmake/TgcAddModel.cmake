@@ -6,7 +6,8 @@
 #                 [EMBED_WEIGHTS]              tgc compile --weights=embed: those inputs become data in the object
 #                 [WEIGHTS_MODE <mode>]        pass | embed | external | auto (--weights); external writes
 #                                              <bin>/tgc/<target>.weights (target property TGC_WEIGHTS_FILE)
-#                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the host)
+#                 [TARGET <triple>] [CPU <name>]        cross-compile / tune (default: the project's
+#                                              target, TGC_TARGET: the host, or the toolchain file's)
 #                 [EMIT <kind>...]             extra outputs beside obj,header: exe, llvm, mlir, asm
 #                 [NAME <c-identifier>]        the symbol prefix (default: <target> made an identifier)
 #                 [OBJECT]                     consumers link the object itself (no archive)
@@ -31,7 +32,11 @@
 # files' total size (tgc compile's default threshold, 64 MiB).
 #
 # Works with an installed package (find_package(tgc CONFIG)) and inside tgc's
-# own build tree, where tgc::tgc and tgc::runtime alias the real targets.
+# own build tree, where tgc::tgc and tgc::runtime alias the real targets. In a
+# project configured for a cross target (a toolchain file, tgc's own in
+# <prefix>/lib/cmake/tgc/toolchains/), models are compiled for it and link its
+# runtime; a TARGET of another architecture than the project's is an error,
+# since nothing the project builds could link the object.
 include_guard(GLOBAL)
 
 # The data files a graph names, as absolute paths.
@@ -69,6 +74,33 @@ function(_tgc_graph_data_files graph out)
     list(APPEND abs "${f}")
   endforeach()
   set(${out} "${abs}" PARENT_SCOPE)
+endfunction()
+
+# The triple a model is compiled for: TARGET, else the project's (TGC_TARGET,
+# set by tgcConfig.cmake; "" = the host). Fails when TARGET's architecture is
+# not the project's.
+function(_tgc_model_target target requested out)
+  set(project_target "${TGC_TARGET}")
+  if(NOT requested)
+    set(${out} "${project_target}" PARENT_SCOPE)
+    return()
+  endif()
+  string(REGEX MATCH "^[^-]+" want "${requested}")
+  if(project_target)
+    string(REGEX MATCH "^[^-]+" have "${project_target}")
+  else()
+    set(have "${CMAKE_HOST_SYSTEM_PROCESSOR}")
+    set(project_target "the host (${have})")
+  endif()
+  if(want STREQUAL "arm64")
+    set(want aarch64)
+  endif()
+  if(NOT want STREQUAL have)
+    message(FATAL_ERROR "tgc_add_model(${target}): TARGET ${requested}, but this project builds for ${project_target}: "
+                        "configure it for ${requested} with a toolchain file (tgc installs one per target it has a "
+                        "runtime for: <prefix>/lib/cmake/tgc/toolchains/<triple>.cmake, docs/deploy.md)")
+  endif()
+  set(${out} "${requested}" PARENT_SCOPE)
 endfunction()
 
 function(tgc_add_model target)
@@ -174,8 +206,9 @@ function(tgc_add_model target)
     string(MAKE_C_IDENTIFIER "${target}" name)
   endif()
   set(args "${graph}" -o "${obj}" --emit=${emit} --name "${name}")
-  if(M_TARGET)
-    list(APPEND args --target "${M_TARGET}")
+  _tgc_model_target(${target} "${M_TARGET}" model_target)
+  if(model_target)
+    list(APPEND args --target "${model_target}")
   endif()
   if(M_CPU)
     list(APPEND args --cpu "${M_CPU}")

@@ -10,8 +10,12 @@ cd "$(dirname "$0")/.."
 # python3-numpy: the live tests against tinygrad (test/tinygrad/) compare arrays with it.
 # mlir-22-tools: MLIR's CMake package names its tools (mlir-linalg-ods-yaml-gen) and fails without them.
 # libzstd-dev zlib1g-dev: LLVM's static libraries (TGC_STATIC_LLVM) link them.
+# libstdc++-12-dev-{arm64,riscv64}-cross: the targets' C/C++ libraries, which clang-22 builds tgc's runtime for
+# those targets against (TGC_CROSS_RUNTIMES, docs/deploy.md); qemu-user runs their programs in the tests.
+cross_targets="aarch64-linux-gnu;riscv64-linux-gnu"
 packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libcli11-dev nlohmann-json3-dev
-          doctest-dev libzstd-dev zlib1g-dev libmimalloc-dev cmake ninja-build python3-numpy)
+          doctest-dev libzstd-dev zlib1g-dev libmimalloc-dev cmake ninja-build python3-numpy
+          libstdc++-12-dev-arm64-cross libstdc++-12-dev-riscv64-cross qemu-user)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,5 +33,5 @@ launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 # clang-22 + lld build about 1.5x faster than g++ here (see docs/building.md).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 "${launcher[@]}" "$@"
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DTGC_CROSS_RUNTIMES="$cross_targets" "${launcher[@]}" "$@"
 ninja -C "$build" -j"$(nproc)"

@@ -90,6 +90,10 @@ Result<std::unique_ptr<llvm::orc::JITTargetMachineBuilder>> targetBuilder(const 
     std::string cpu = opts.cpu == "host" ? std::string(llvm::sys::getHostCPUName()) : opts.cpu;
     if (cpu.empty()) cpu = cross ? "generic" : std::string(llvm::sys::getHostCPUName());
     jtmb->setCPU(cpu);
+    // LLVM's generic RISC-V is rv64i, soft float; Linux on RISC-V is rv64gc with
+    // the lp64d ABI (derived from +d) that its C libraries are built for.
+    if (cross && triple.isRISCV64() && triple.isOSLinux() && cpu == "generic" && opts.features.empty())
+      jtmb->addFeatures({"+m", "+a", "+f", "+d", "+c", "+zicsr", "+zifencei"});
     if (!opts.features.empty()) {
       llvm::SubtargetFeatures f(opts.features);
       jtmb->addFeatures(f.getFeatures());

@@ -1,5 +1,6 @@
 # lit configuration for tgc's FileCheck tests.
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -26,6 +27,13 @@ def configure(config):
     # Tests that run generated code say `REQUIRES: codegen` (off with TGC_ENABLE_CODEGEN=OFF).
     if config.tgc_codegen:
         config.available_features.add("codegen")
+    # Tests of a cross target's executables say `REQUIRES: runtime-aarch64` (tgc has its runtime) and
+    # `qemu-aarch64` (qemu-user runs them here).
+    for triple in config.tgc_cross_targets:
+        arch = triple.split("-")[0]
+        config.available_features.add("runtime-" + arch)
+        if shutil.which("qemu-" + arch):
+            config.available_features.add("qemu-" + arch)
     if config.tgc_sanitize:
         # A sanitizer finding must abort: its default exit code 1 would pass as
         # an expected failure under `not`. Leak checking on. Options the

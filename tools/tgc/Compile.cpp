@@ -17,6 +17,10 @@
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"
 
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -52,9 +56,22 @@ struct CompileOptions {
 
 const std::set<std::string> kEmitKinds = {"obj", "header", "exe", "llvm", "mlir", "asm", "test", "benchmark"};
 
-/// Where a file of the toolchain is: an environment override, beside the
-/// installed tgc (<prefix>/bin/tgc -> <prefix>/<libdir>), or the build tree.
-std::string findRuntimeLib(const std::string &file) {
+/// The folder name of a target's runtime, Debian's multiarch spelling
+/// (`aarch64-linux-gnu`, whatever vendor or alias the triple uses), or "" for
+/// the host's: a triple of the host's architecture and OS uses the host's runtime.
+std::string runtimeTriple(const std::string &target) {
+  if (target.empty()) return "";
+  llvm::Triple t(llvm::Triple::normalize(target)), host(llvm::sys::getProcessTriple());
+  if (t.getArch() == host.getArch() && t.getOS() == host.getOS()) return "";
+  std::string name = std::string(llvm::Triple::getArchTypeName(t.getArch())) + "-" + t.getOSName().str();
+  return t.getEnvironmentName().empty() ? name : name + "-" + t.getEnvironmentName().str();
+}
+
+/// The folders that may hold the runtime of `triple` ("" = the host's): an
+/// environment override, beside the installed tgc (<prefix>/bin/tgc ->
+/// <prefix>/<libdir>), or the build tree; a cross target's is the subfolder
+/// named by its triple in each.
+std::vector<fs::path> runtimeDirs(const std::string &triple) {
   std::vector<fs::path> dirs;
   if (const char *env = std::getenv("TGC_RUNTIME_DIR")) dirs.push_back(env);
   std::error_code ec;
@@ -66,9 +83,38 @@ std::string findRuntimeLib(const std::string &file) {
 #ifdef TGC_BUILD_RUNTIME_DIR
   dirs.push_back(TGC_BUILD_RUNTIME_DIR);
 #endif
+  std::vector<fs::path> unique; // <libdir> is often lib
+  for (fs::path &d : dirs)
+    if (std::find(unique.begin(), unique.end(), triple.empty() ? d : d / triple) == unique.end())
+      unique.push_back(triple.empty() ? d : d / triple);
+  return unique;
+}
+
+/// The first folder of `dirs` that holds every one of `files`, or "".
+std::string findRuntimeDir(const std::vector<fs::path> &dirs, const std::vector<std::string> &files) {
+  std::error_code ec;
   for (const fs::path &d : dirs)
-    if (fs::exists(d / file, ec)) return (d / file).string();
+    if (std::all_of(files.begin(), files.end(), [&](const std::string &f) { return fs::exists(d / f, ec); }))
+      return d.string();
   return "";
+}
+
+/// Why a target has no runtime, and what installs one.
+std::string missingRuntime(const std::string &triple, const std::vector<fs::path> &dirs) {
+  std::string searched;
+  for (const fs::path &d : dirs) searched += (searched.empty() ? "" : ", ") + d.string();
+  if (triple.empty())
+    return "cannot find libtgc_launcher.a / libtgc_runtime.a in " + searched +
+           " (set TGC_RUNTIME_DIR to the folder that holds them)";
+  // Debian names its cross packages by its own architecture names.
+  std::string arch = triple.substr(0, triple.find('-'));
+  static const std::map<std::string, std::string> kDebianArch = {
+      {"aarch64", "arm64"}, {"x86_64", "amd64"}, {"powerpc64le", "ppc64el"}, {"arm", "armhf"}};
+  auto it = kDebianArch.find(arch);
+  std::string debian = it == kDebianArch.end() ? arch : it->second;
+  return "no tgc runtime for " + triple + ": libtgc_launcher.a / libtgc_runtime.a are not in " + searched +
+         " (tgc builds them for " + triple + " when a C++ cross toolchain for it is installed, on Debian "
+         "libstdc++-12-dev-" + debian + "-cross: see docs/deploy.md; TGC_RUNTIME_DIR/" + triple + " names another)";
 }
 
 std::string linkerDriver() {
@@ -95,13 +141,26 @@ int runProgram(const std::vector<std::string> &argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// Links `object` with the launcher into `exe`; a message on failure.
-std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe) {
-  std::string launcher = findRuntimeLib("libtgc_launcher.a"), runtime = findRuntimeLib("libtgc_runtime.a");
-  if (launcher.empty() || runtime.empty())
-    return "cannot find libtgc_launcher.a / libtgc_runtime.a (set TGC_RUNTIME_DIR to the folder that holds them)";
+/// Sets `dir` to the runtime folder for `target` ("" = the host); "" or a
+/// message why there is none.
+std::string findRuntime(const std::string &target, std::string &dir) {
+  std::string triple = runtimeTriple(target);
+  std::vector<fs::path> dirs = runtimeDirs(triple);
+  dir = findRuntimeDir(dirs, {"libtgc_launcher.a", "libtgc_runtime.a"});
+  return dir.empty() ? missingRuntime(triple, dirs) : "";
+}
+
+/// Links `object` with the launcher in the runtime folder `dir` of `target`
+/// ("" = the host) into `exe`; a message on failure. A cross target's
+/// executable is static: one file that runs on any Linux of its
+/// architecture, whatever C++ library the board has (or none), and under
+/// qemu-user without a sysroot.
+std::string linkExecutable(const std::string &object, const std::string &modelSymbol, const std::string &exe,
+                           const std::string &dir, const std::string &target) {
+  std::string triple = runtimeTriple(target);
   std::vector<std::string> argv = {linkerDriver(), "-o", exe, object, "-Wl,--defsym=tgc_launcher_model=" + modelSymbol,
-                                   launcher, runtime, "-lm"};
+                                   dir + "/libtgc_launcher.a", dir + "/libtgc_runtime.a", "-lm"};
+  if (!triple.empty()) argv.insert(argv.end(), {"--target=" + triple, "-static"});
 #ifdef TGC_LLD
   argv.push_back(fs::exists(TGC_LLD) ? std::string("--ld-path=") + TGC_LLD : "-fuse-ld=lld");
 #else
@@ -151,6 +210,10 @@ int runCompile(const CompileOptions &o) {
   std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
   std::optional<GradRequest> gradReq;
   if (!gradRequest(o.grad, "compile", gradReq)) return kUsage;
+
+  // Before any work: a missing runtime fails the compile anyway.
+  std::string runtimeDir;
+  if (std::string why; emit.count("exe") && !(why = findRuntime(o.target, runtimeDir)).empty()) return fail(why);
 
   auto ctx = std::make_unique<Context>();
   Graph g;
@@ -221,10 +284,9 @@ int runCompile(const CompileOptions &o) {
     return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
   std::string tmpSuffix = ".tmp." + std::to_string(::getpid());
   if (emit.count("exe")) {
-    if (!o.target.empty()) return fail("--emit=exe links for the host only; cross targets get obj/asm");
     std::string tmpObj = stem.string() + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
     if (!rt::writeFileAtomic(tmpObj, art->object, error)) return fail(error);
-    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe);
+    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe, runtimeDir, o.target);
     std::remove(tmpObj.c_str());
     if (!linkError.empty()) {
       std::remove(tmpExe.c_str());

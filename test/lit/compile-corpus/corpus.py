@@ -2,8 +2,13 @@
 generic launcher: inputs from inputs/n<K>.npy, outputs and buffers_after
 compared with expected/*.npy (ints and bools exactly; floats within
 atol + rtol*|want|, rtol 1e-4 / atol 1e-5 as CorpusRunTest allows for
-transcendentals). Usage: corpus.py TGC CORPUS WORKDIR [--skip PREFIX]...
-Prints one line per case and 'cases: N ok' at the end; exits 1 on any mismatch."""
+transcendentals). Usage:
+  corpus.py TGC CORPUS WORKDIR [--skip PREFIX]... [--case NAME]... [--target TRIPLE --emulator PROGRAM]
+--case keeps only the named cases; --target compiles for another machine (tgc compile --target, the launcher
+linked for it) and --emulator runs its programs (qemu-aarch64), with 4 threads whatever the host has.
+Prints one line per case ('(threaded)' when its object calls the runtime's thread pool) and
+'cases: N, failures: M' at the end; exits 1 on any mismatch."""
+import argparse
 import json
 import math
 import os
@@ -41,14 +46,20 @@ def pending_issue(meta):
     return "#31 (THREEFRY)" if meta.get("category") == "r" else None
 
 
-def check_case(tgc, d, case, meta, out):
-    """Compiles and runs one case; returns (arrays compared, failures)."""
+def check_case(tgc, d, case, meta, out, target=None, emulator=None):
+    """Compiles and runs one case; returns (arrays compared, failures, threaded)."""
     exe = os.path.join(out, "model")
-    r = subprocess.run([tgc, "compile", os.path.join(d, "graph.json"), "-o", exe + ".o", "--emit=exe,header"],
-                       capture_output=True, text=True)
+    cmd = [tgc, "compile", os.path.join(d, "graph.json"), "-o", exe + ".o", "--emit=obj,exe,header"]
+    prog, threads = [exe], []
+    if target:
+        cmd.append("--target=" + target)
+        prog, threads = [emulator, exe], ["--threads", "4"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
-        return 0, ["%s: tgc compile failed: %s" % (case, r.stderr.strip()[-400:])]
-    listing = subprocess.run([exe, "--list"], capture_output=True, text=True).stdout.splitlines()[1:]
+        return 0, ["%s: tgc compile failed: %s" % (case, r.stderr.strip()[-400:])], False
+    # The thread pool's entry is an undefined symbol of the object when a kernel runs on threads.
+    threaded = b"tgc_parallel_for\0" in open(exe + ".o", "rb").read()
+    listing = subprocess.run(prog + ["--list"], capture_output=True, text=True).stdout.splitlines()[1:]
     args = []
     for line in listing:
         name, role = line.split()[:2]
@@ -56,9 +67,9 @@ def check_case(tgc, d, case, meta, out):
         if role in ("input", "in-out") and os.path.exists(f):
             args += ["--input", "%s=%s" % (name, f)]
     res = os.path.join(out, "res")
-    r = subprocess.run([exe] + args + ["--output-dir", res], capture_output=True, text=True)
+    r = subprocess.run(prog + threads + args + ["--output-dir", res], capture_output=True, text=True)
     if r.returncode:
-        return 0, ["%s: the model failed: %s" % (case, r.stderr.strip()[-400:])]
+        return 0, ["%s: the model failed: %s" % (case, r.stderr.strip()[-400:])], threaded
     checked, failures = 0, []
     wants = [("out%d.npy" % o["index"], o["file"]) for o in meta["outputs"]
              if o.get("file") and o.get("sink_index") is not None]
@@ -72,22 +83,33 @@ def check_case(tgc, d, case, meta, out):
         if why:
             failures.append("%s: %s vs %s: %s" % (case, mine, theirs, why))
         checked += 1
-    return checked, failures
+    return checked, failures, threaded
 
 
 def main():
-    tgc, corpus, work = sys.argv[1:4]
-    skip = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--skip"]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tgc")
+    ap.add_argument("corpus")
+    ap.add_argument("work")
+    ap.add_argument("--skip", action="append", default=[])
+    ap.add_argument("--case", action="append", default=[])
+    ap.add_argument("--target")
+    ap.add_argument("--emulator")
+    a = ap.parse_args()
+    if bool(a.target) != bool(a.emulator):
+        ap.error("--target and --emulator go together")
     failures, cases = [], 0
-    for case in sorted(os.listdir(corpus)):
-        d = os.path.join(corpus, case)
-        if not os.path.exists(os.path.join(d, "meta.json")) or any(case.startswith(p) for p in skip):
+    for case in sorted(os.listdir(a.corpus)):
+        d = os.path.join(a.corpus, case)
+        if not os.path.exists(os.path.join(d, "meta.json")) or any(case.startswith(p) for p in a.skip):
+            continue
+        if a.case and case not in a.case:
             continue
         meta = json.load(open(os.path.join(d, "meta.json")))
         if meta.get("status") != "ok":
             continue
         cases += 1
-        checked, failed = check_case(tgc, d, case, meta, os.path.join(work, case))
+        checked, failed, threaded = check_case(a.tgc, d, case, meta, os.path.join(a.work, case), a.target, a.emulator)
         issue = pending_issue(meta)
         if issue and failed:
             print("%s: fails as expected until issue %s lands" % (case, issue))
@@ -95,9 +117,11 @@ def main():
             failures.append("%s: passes now, but is listed as failing until issue %s lands: remove it" % (case, issue))
         else:
             failures += failed
-            print("%s: %d arrays compared" % (case, checked))
+            print("%s: %d arrays compared%s" % (case, checked, " (threaded)" if threaded else ""))
     for f in failures:
         print("FAIL", f)
+    missing = set(a.case) - set(os.listdir(a.corpus))
+    failures += ["--case %s: no such case" % c for c in sorted(missing)]
     print("cases: %d, failures: %d" % (cases, len(failures)))
     return 1 if failures else 0
 
