@@ -298,6 +298,39 @@ Value Numerics::pow(Value base, Value e) {
   return ar::SelectOp::create(b_, loc_, eIsZero, fconst(ct, 1.0), ar::SelectOp::create(b_, loc_, baseNeg, negBase, ret));
 }
 
+// THREEFRY(x, key): the threefry2x32 block cipher, 20 rounds, on the counter x
+// and the key each packed as two 32-bit words (low word first) in a uint64, as
+// tinygrad decomposes it for every backend (decomp/op.py): key schedule
+// {k1, k0 ^ k1 ^ 0x1BD11BDA, k0}, rotations {13,15,26,6} / {17,29,16,24}
+// alternating per 4 rounds, the key injected after each 4 with the injection
+// count added to the second word. Plain 32-bit adds, xors and rotates, so a
+// loop of them vectorizes.
+Value Numerics::threefry(Value x, Value key) {
+  Type i32 = b_.getI32Type(), i64 = x.getType();
+  Value c32 = iconst(i64, 32);
+  auto lo = [&](Value v) -> Value { return ar::TruncIOp::create(b_, loc_, i32, v); };
+  auto hi = [&](Value v) -> Value { return lo(ar::ShRUIOp::create(b_, loc_, v, c32)); };
+  auto add = [&](Value a, Value c) -> Value { return ar::AddIOp::create(b_, loc_, a, c); };
+  auto rotl = [&](Value v, int r) -> Value {
+    Value l = ar::ShLIOp::create(b_, loc_, v, iconst(i32, r));
+    return ar::OrIOp::create(b_, loc_, l, ar::ShRUIOp::create(b_, loc_, v, iconst(i32, 32 - r)));
+  };
+  Value k0 = lo(key), k1 = hi(key);
+  Value ks[3] = {k1, ar::XOrIOp::create(b_, loc_, ar::XOrIOp::create(b_, loc_, k0, k1), iconst(i32, 0x1BD11BDA)), k0};
+  static constexpr int kRot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  Value w0 = add(lo(x), ks[2]), w1 = add(hi(x), ks[0]);
+  for (int i = 0; i < 5; ++i) {
+    for (int r : kRot[i % 2]) {
+      w0 = add(w0, w1);
+      w1 = ar::XOrIOp::create(b_, loc_, w0, rotl(w1, r));
+    }
+    w0 = add(w0, ks[i % 3]);
+    w1 = add(add(w1, ks[(i + 1) % 3]), iconst(i32, i + 1));
+  }
+  Value h = ar::ShLIOp::create(b_, loc_, ar::ExtUIOp::create(b_, loc_, i64, w1), c32);
+  return ar::OrIOp::create(b_, loc_, h, ar::ExtUIOp::create(b_, loc_, i64, w0));
+}
+
 // Where tinygrad's CPU kernels round a 16-bit float result: every bfloat16 op
 // (computed in float and cast back); for half (`__fp16`, arithmetic in float)
 // only the transcendentals, which tinygrad evaluates as half polynomials.
@@ -373,6 +406,9 @@ Value Numerics::aluInRegisters(Op op, DType opDt, llvm::ArrayRef<Value> xs) {
     if (opDt.isUnsigned()) return ar::ShRUIOp::create(b_, loc_, xs[0], xs[1]);
     return ar::ShRSIOp::create(b_, loc_, xs[0], xs[1]);
   case Op::WHERE: return ar::SelectOp::create(b_, loc_, xs[0], xs[1], xs[2]);
+  case Op::THREEFRY:
+    if (opDt != dtypes::UInt64) return unsupported();
+    return threefry(xs[0], xs[1]);
   case Op::POW:
     if (!isF) return unsupported();
     return pow(xs[0], xs[1]);

@@ -74,6 +74,7 @@ private:
   mlir::Value pow(mlir::Value base, mlir::Value exponent);
   mlir::Value intDivMod(Op op, DType dt, mlir::Value a, mlir::Value c);
   mlir::Value compare(Op op, DType opDt, mlir::Value a, mlir::Value c);
+  mlir::Value threefry(mlir::Value x, mlir::Value key);
 
   mlir::OpBuilder &b_;
   mlir::Location loc_;

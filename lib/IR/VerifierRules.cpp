@@ -286,7 +286,10 @@ std::string afterSrc(const UOp *u, OpSet ok) {
   return matches(x, u->dtype()) ? "" : "dtype differs from its source " + dt(x->dtype());
 }
 constexpr OpSet kAfterTensor{PARAM, BUFFER, CONTIGUOUS, INDEX, AFTER, UNSHARD, BITCAST, INS};
-std::string afterOuter(const UOp *u) { return afterSrc(u, kAfterTensor | OpSet{MSTACK, MSELECT}); }
+// Before callify a tensor graph may also assign to a COPY: tinygrad's random
+// counter is a list tensor copied to the device, and `counter.assign(...)`
+// stores into that COPY, which callify realizes into a new buffer first.
+std::string afterOuter(const UOp *u) { return afterSrc(u, kAfterTensor | OpSet{MSTACK, MSELECT, COPY}); }
 std::string afterKernel(const UOp *u) { return afterSrc(u, kAfterTensor); }
 
 /// Peel views down to what a STORE writes into.
@@ -295,7 +298,7 @@ const UOp *storeBase(const UOp *u, OpSet peel) {
   return u;
 }
 std::string storeTargetOuter(const UOp *u) {
-  constexpr OpSet ok{BUFFER, PARAM, AFTER, INDEX, STAGE, MSTACK, MSELECT, NOOP};
+  constexpr OpSet ok{BUFFER, PARAM, AFTER, INDEX, STAGE, MSTACK, MSELECT, NOOP, COPY}; // COPY: see afterOuter
   const UOp *b = storeBase(u->src(0), group::Movement | OpSet{DETACH, BITCAST, UNSHARD, CONTIGUOUS_BACKWARD});
   return b->isIn(ok) ? "" : "stores into " + on(b) + ", which is not storage " + srcOps(ok);
 }

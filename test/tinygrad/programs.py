@@ -170,7 +170,7 @@ def reductions():
             x.sigmoid().mean(), (x > 0).sum(axis=1)]
 
 
-@program("lazy_nn_init", xfail="#31 (THREEFRY: random numbers)")
+@program("lazy_nn_init")
 def lazy_nn_init():
     Tensor.manual_seed(0)
     return [nn.Linear(8, 4)(data(2, 8))]
@@ -297,6 +297,40 @@ def sgd_training_step():
         loss.backward()
         opt.schedule_step()
         return [loss, model.weight, model.bias]
+
+
+def loss_and_gradients(loss: Tensor, params: list[Tensor]) -> list[Tensor]:
+    """The loss and d(loss)/d(param) for every parameter, as `loss.backward()` leaves them."""
+    for p in params:
+        p.requires_grad = True
+    loss.backward()
+    return [loss] + [p.grad for p in params]
+
+
+@program("cnn_gradients")
+def cnn_gradients():
+    from tinygrad.helpers import Context
+    c1, bn = realized(nn.Conv2d(2, 6, 3, padding=1), 1), realized(nn.BatchNorm(6), 2)
+    c2, fc = realized(nn.Conv2d(6, 4, 3, stride=1), 3), realized(nn.Linear(4, 5), 4)
+    x, y = data(3, 2, 10, 10), ints(0, 5, 3, seed=1)
+    with Context(TRAINING=1):  # batchnorm normalizes with the batch's statistics
+        h = bn(c1(x)).relu().max_pool2d()
+        h = c2(h).relu().avg_pool2d(kernel_size=3).flatten(1)
+        loss = fc(h).sparse_categorical_crossentropy(y)
+        return loss_and_gradients(loss, [c1.weight, c1.bias, bn.weight, bn.bias, c2.weight, c2.bias, fc.weight,
+                                         fc.bias])
+
+
+@program("attention_gradients")
+def attention_gradients():
+    emb, qkv, out = realized(nn.Embedding(24, 16), 1), realized(nn.Linear(16, 48), 2), realized(nn.Linear(16, 24), 3)
+    ln = realized(nn.LayerNorm(16), 4)
+    tokens, y = ints(0, 24, 2, 6), ints(0, 24, 2, 6, seed=1)
+    h = emb(tokens)
+    q, k, v = [t.reshape(2, 6, 2, 8).transpose(1, 2) for t in qkv(ln(h)).chunk(3, dim=-1)]
+    a = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(2, 6, 16)
+    loss = out(h + a).sparse_categorical_crossentropy(y)
+    return loss_and_gradients(loss, [emb.weight, qkv.weight, qkv.bias, out.weight, out.bias, ln.weight, ln.bias])
 
 
 @program("resnet18")

@@ -38,14 +38,14 @@ inline std::vector<std::filesystem::path> corpusCases(std::initializer_list<cons
 }
 
 /// The open issues that keep tgc from handling some corpus cases yet.
-enum class Pending { None, Variables, RandomNumbers };
+enum class Pending { None, Variables };
 
 inline std::string pendingIssue(Pending p) {
-  return p == Pending::Variables ? "#30 (Variables)" : p == Pending::RandomNumbers ? "#31 (THREEFRY)" : "";
+  return p == Pending::Variables ? "#30 (Variables)" : "";
 }
 
 /// What a case waits for, by its meta.json: a case that binds tinygrad Variables
-/// (`variables`) waits for #30, a random-number case (category `r`) for #31.
+/// (`variables`) waits for #30.
 /// test/lit/compile-corpus/corpus.py applies the same rule.
 inline Pending pendingOn(const std::filesystem::path &caseDir) {
   std::string text, err;
@@ -53,7 +53,6 @@ inline Pending pendingOn(const std::filesystem::path &caseDir) {
   nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!meta.is_object()) return Pending::None;
   if (meta.contains("variables") && meta["variables"].is_array() && !meta["variables"].empty()) return Pending::Variables;
-  if (meta.value("category", "") == "r") return Pending::RandomNumbers;
   return Pending::None;
 }
 

@@ -352,6 +352,26 @@ TEST_CASE("codegen: POW follows tinygrad's xpow; EXP2/LOG2/SIN/SQRT/RECIPROCAL m
   }
 }
 
+TEST_CASE("codegen: THREEFRY is threefry2x32-20 on (counter, key) packed low word first") {
+  // The known-answer vectors of Random123's threefry2x32_20 (kat_vectors), the
+  // cipher tinygrad's THREEFRY computes: {ctr0, ctr1, key0, key1} -> {out0, out1}.
+  const uint32_t kat[3][6] = {{0, 0, 0, 0, 0x6b200159, 0x99ba4efe},
+                              {~0u, ~0u, ~0u, ~0u, 0x1cb996fc, 0xbb002be7},
+                              {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xc4923a9c, 0x483df7a0}};
+  KB k;
+  DType u = dtypes::UInt64;
+  const UOp *out = k.p(0, u, 3), *x = k.p(1, u, 3), *key = k.p(2, u, 3), *i = range(k.c, 3, 0);
+  const UOp *kern = k.sink({k.end(k.store(out, i, k.op(Op::THREEFRY, u, {k.idx(x, i), k.idx(key, i)})), {i})});
+  Run r(k.linear({k.call(kern, {buffer(k.c, 1, u, 3), buffer(k.c, 2, u, 3), buffer(k.c, 3, u, 3)})}));
+  auto pack = [](uint32_t lo, uint32_t hi) { return uint64_t(hi) << 32 | lo; };
+  for (int n = 0; n < 3; ++n) {
+    r.at<uint64_t>(2)[n] = pack(kat[n][0], kat[n][1]);
+    r.at<uint64_t>(3)[n] = pack(kat[n][2], kat[n][3]);
+  }
+  r.go();
+  for (int n = 0; n < 3; ++n) CHECK(r.at<uint64_t>(1)[n] == pack(kat[n][4], kat[n][5]));
+}
+
 TEST_CASE("codegen: COPY calls, int8-arena views (BITCAST of SHRINK) and an argument passed twice") {
   KB k;
   DType f = dtypes::Float32;
@@ -447,10 +467,10 @@ TEST_CASE("codegen: malformed or unsupported kernels are diagnosed, not miscompi
   CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(p0, j, k.cf(1.0)), {i})}), {b})})).find("RANGE used outside its loop") != std::string::npos);
   // A PARAM slot without a CALL argument.
   CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(k.p(3, f, 4), i, k.cf(1.0)), {i})}), {b})})).find("PARAM slot 3") != std::string::npos);
-  // An op the lowering does not know.
-  const UOp *tf = k.op(Op::THREEFRY, dtypes::UInt64, {k.ci(1, dtypes::UInt64), k.ci(2, dtypes::UInt64)});
-  const UOp *pu = k.p(0, dtypes::UInt64, 4);
-  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(pu, i, tf), {i})}), {buffer(k.c, 2, dtypes::UInt64, 4)})})).find("THREEFRY") != std::string::npos);
+  // An op on a dtype the lowering does not take.
+  const UOp *tf = k.op(Op::THREEFRY, dtypes::UInt32, {k.ci(1, dtypes::UInt32), k.ci(2, dtypes::UInt32)});
+  const UOp *pu = k.p(0, dtypes::UInt32, 4);
+  CHECK(compileError(k.linear({k.call(k.sink({k.end(k.store(pu, i, tf), {i})}), {buffer(k.c, 2, dtypes::UInt32, 4)})})).find("unsupported THREEFRY on uint32") != std::string::npos);
   // Invalid left in a value: compared (a STORE of Invalid itself, CAST or not, is a no-op, as in tinygrad).
   const UOp *t = k.c.get(Op::CONST, dtypes::Bool, {}, Value::boolean(true));
   const UOp *cmp = k.op(Op::CMPNE, dtypes::Bool, {k.invalid(), t});

@@ -40,10 +40,8 @@ def compare(got, want, flat):
 
 def pending_issue(meta):
     """The open issue a case waits for (test/unit/CorpusFiles.h applies the same rule): cases that bind
-    tinygrad Variables wait for #30, random-number cases (category r) for #31."""
-    if meta.get("variables"):
-        return "#30 (Variables)"
-    return "#31 (THREEFRY)" if meta.get("category") == "r" else None
+    tinygrad Variables wait for #30."""
+    return "#30 (Variables)" if meta.get("variables") else None
 
 
 def check_case(tgc, d, case, meta, out, target=None, emulator=None):
