@@ -28,6 +28,7 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace tgc {
@@ -292,8 +293,11 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
     t.role = ModelTensor::Role::Output;
     t.name = "out" + std::to_string(i);
     t.dtype = strongDType(s->dtype());
-    t.shape = shapeOf(s);
-    t.bytes = prod(t.shape) * t.dtype.itemsize();
+    if (!s->staticShape())
+      return Diagnostic::at(s, "output " + std::to_string(i) + " has a symbolic shape " + rangeify::shapeString(shapeOf(s)) +
+                                   "; realize it into a buffer of a fixed shape (an assign into a slice of one)");
+    t.shape = *s->staticShape();
+    t.bytes = std::accumulate(t.shape.begin(), t.shape.end(), int64_t(1), std::multiplies<>()) * t.dtype.itemsize();
     t.buffer = attempt->outputBuffer[i];
     t.byteOffset = attempt->outputOffset[i];
     if (t.buffer < 0 && t.bytes != 0)

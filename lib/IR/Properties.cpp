@@ -157,7 +157,12 @@ std::optional<int64_t> extent(const UOp *r) {
     if (vr && vr->isSequence() && vr->size() == 2 && (*vr)[1].isInt()) return (*vr)[1].getInt();
     return std::nullopt;
   };
-  if (r->is(Op::RANGE) && r->numSrc()) return maxOf(r->src(0)); // vmax = bound.vmax - 1
+  if (r->is(Op::RANGE) && r->numSrc()) {
+    if (std::optional<int64_t> m = maxOf(r->src(0))) return m; // vmax = bound.vmax - 1
+    // a symbolic bound (start_pos + 1): its largest value
+    if (const UOp *b = r->src(0); b->dtype().isInt() && !b->vrange().isFloat) return b->vmaxInt();
+    return std::nullopt;
+  }
   if (std::optional<int64_t> m = maxOf(r)) return *m + 1;
   // any other index expression takes the values of its range (tinygrad's vmax + 1)
   if (r->dtype().isInt() && !r->vrange().isFloat) return r->vmaxInt() + 1;

@@ -29,10 +29,16 @@ namespace tgc {
 class Context;
 class UOp;
 
-/// One dimension of a shape: a static size, or a symbolic one held by a UOp.
+/// One dimension of a shape (tinygrad's sint): a static size, or a symbolic
+/// one held by a weakint UOp (a Variable, or arithmetic over one). A static
+/// Dim converts from an int, so shapes compare and index like int lists;
+/// IR/SInt.h has the arithmetic.
 struct Dim {
   int64_t value = 0;
   const UOp *sym = nullptr;
+  Dim() = default;
+  Dim(int64_t v) : value(v) {}
+  Dim(int64_t v, const UOp *s) : value(s ? 0 : v), sym(s) {}
   bool isStatic() const { return sym == nullptr; }
   bool operator==(const Dim &) const = default;
 };

@@ -35,17 +35,23 @@ static const UOp *flattenBufferize(const UOp *x) {
   if (x->numSrc() == 2) return nullptr;
   const IShape &s = shapeOf(x);
   std::vector<const UOp *> rngs(x->src().begin() + 1, x->src().end());
-  for (const UOp *r : rngs)
-    if (r->is(Op::RANGE) && !r->src(0)->is(Op::CONST)) fail(x, "symbolic STAGE ranges are not supported");
   std::vector<const UOp *> flat = applyMovement(x->context(), Op::RESHAPE, {prod(s)}, s, rngs);
   if (flat.size() != 1) fail(x, "flattening a STAGE did not give one index");
-  return reshape(x->withSrc({x->src(0), flat[0]}), s);
+  const UOp *ret = reshape(x->withSrc({x->src(0), flat[0]}), s);
+  // a symbolic range leaves the stored region a symbolic part of the buffer
+  if (std::none_of(rngs.begin(), rngs.end(), [](const UOp *r) { return r->is(Op::RANGE) && !r->src(0)->is(Op::CONST); }))
+    return ret;
+  std::vector<std::pair<Dim, Dim>> region;
+  for (const UOp *r : rngs) region.emplace_back(0, r->is(Op::CONST) ? Dim(1) : dimOf(r->src(0)));
+  return shrink(ret, region);
 }
 
 // bufferize_to_store: STAGE(value, idx) -> AFTER(buf, END(STORE(buf[idx], value), *ranges)).
 static const UOp *bufferizeToStore(SlotCounter &ctr, const UOp *x, const UOp *idx) {
   Context &ctx = x->context();
-  int64_t size = prod(shapeOf(x));
+  Dim sizeDim = prod(shapeOf(x));
+  if (!sizeDim.isStatic()) fail(x, "no symbolic sized buffers (" + dimStr(sizeDim) + ")");
+  int64_t size = sizeDim.value;
   DType dt = strongDType(x->dtype());
   RangeCache &rc = rangeCache();
   std::vector<const UOp *> rngs = sortedRanges(rc.ranges(idx));

@@ -85,7 +85,7 @@ static const UOp *makeBufferView(const UOp *src) {
   if (!cv) return nullptr;
   auto [buf, offset] = *cv;
   if (!buf->is(Op::BUFFER)) return nullptr;
-  int64_t size = prod(shapeOf(src)) * src->dtype().itemsize() / buf->dtype().itemsize();
+  int64_t size = maxNumel(shapeOf(src)) * src->dtype().itemsize() / buf->dtype().itemsize();
   return UOpRef(shrink(buf, {{offset, offset + size}})).bitcast(src->dtype());
 }
 
@@ -94,6 +94,7 @@ static const UOp *contiguousMopsToView(AllocCtx &ctx, const UOp *c, const UOp *s
   const UOp *buf = base(src);
   while (buf->is(Op::BITCAST)) buf = base(buf->src(0));
   if (!buf->is(Op::BUFFER)) return nullptr; // UNSHARD (multi-device) views are not handled
+  if (!c->staticShape()) return nullptr;      // a symbolic part of a buffer stays a movement op
   const UOp *view = makeBufferView(src);
   if (!view) return nullptr;
   ctx.views.insert(view);

@@ -149,7 +149,7 @@ Grads afterGradient(UOpRef g, UOpRef after) {
 /// ctx[i] for a STACK's gradient: slice i of axis 0, that axis removed.
 const UOp *sliceAxis0(const UOp *g, int64_t i) {
   const IShape &s = shapeOf(g);
-  std::vector<std::pair<int64_t, int64_t>> se{{i, i + 1}};
+  std::vector<std::pair<Dim, Dim>> se{{i, i + 1}};
   for (size_t d = 1; d < s.size(); ++d) se.emplace_back(0, s[d]);
   return reshape(shrink(g, se), IShape(s.begin() + 1, s.end()));
 }
@@ -195,7 +195,7 @@ const GradMatcher &gradientRules() {
       grule(UPat(Op::PAD),
             [](Match &, UOpRef g, UOpRef r) {
               const IShape &s = shapeOf(r->src(0));
-              std::vector<std::pair<int64_t, int64_t>> se;
+              std::vector<std::pair<Dim, Dim>> se;
               auto pairs = mopPairs(r);
               if (pairs.size() != s.size()) fail(r, "PAD operands do not match the source's rank");
               for (size_t i = 0; i < s.size(); ++i) se.emplace_back(pairs[i].first, pairs[i].first + s[i]);

@@ -40,7 +40,7 @@ struct ParamViewKeyHash {
   size_t operator()(const ParamViewKey &k) const {
     size_t h = std::hash<int64_t>()(k.slot) ^ (k.dtype.hash() * 31) ^ (k.device.hash() * 131) ^
                (k.addrspace ? size_t(*k.addrspace) + 1 : 0) * 1031;
-    for (int64_t d : k.shape) h = h * 1000003 ^ std::hash<int64_t>()(d);
+    for (const Dim &d : k.shape) h = h * 1000003 ^ (std::hash<int64_t>()(d.value) + std::hash<const UOp *>()(d.sym));
     return h;
   }
 };
@@ -64,8 +64,11 @@ static const UOp *debuf(LocalAddBufferContext &ctx, const UOp *buf) {
     f.dtype = key.dtype;
     f.addrspace = key.addrspace ? addrSpaceValue(*key.addrspace) : Value();
     f.device = key.device;
-    const UOp *p = c.get(Op::PARAM, key.dtype, {c.constInt(prod(key.shape))}, f.toValue());
-    ret = reshape(p, key.shape);
+    // storage for the Variables' maxima, shrunk to the symbolic shape (tinygrad's max_shape)
+    IShape maxShape;
+    for (const Dim &d : key.shape) maxShape.push_back(dimVmax(d));
+    const UOp *p = c.get(Op::PARAM, key.dtype, {c.constInt(maxNumel(key.shape))}, f.toValue());
+    ret = shrinkTo(reshape(p, maxShape), key.shape);
   }
   if (!ctx.inMap.count(buf)) {
     ctx.inMap[buf] = true;
@@ -178,7 +181,7 @@ static const UOp *splitStore(const UOp *x) {
 
 static const UOp *stripZeroOffsetShrink(const UOp *x) {
   if (!x->is(Op::SHRINK)) return x;
-  for (auto [o, s] : mopPairs(x))
+  for (const auto &[o, s] : mopPairs(x))
     if (o != 0) return x;
   return x->src(0);
 }

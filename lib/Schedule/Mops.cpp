@@ -146,7 +146,7 @@ static const PatternMatcher &contiguousViewOffsetPM() {
              const UOp *b = m["b"], *self = m.ctx<const UOp *>();
              if (!b->tag().isBool() || !b->tag().getBool()) return nullptr;
              int64_t osz = b->dtype().itemsize(), isz = b->src(0)->dtype().itemsize();
-             const UOp *r = range(b->context(), prod(shapeOf(self)) * osz / isz, 0);
+             const UOp *r = range(b->context(), floorDiv(prod(shapeOf(self)) * osz, isz), 0);
              return index(flatten(b->src(0)), {UOpRef(r) + UOpRef(m["c"]) * osz / isz});
            }),
       rule(UPat(Op::INDEX).src({var("b")}), [](Match &m) { return index(m["b"]->withTag(Value::boolean(true)), {m.root()->context().constInt(0)}); }),
@@ -167,8 +167,7 @@ static const PatternMatcher &contiguousViewOffsetPM() {
 std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u) {
   static const PatternMatcher pm = pmMops() + symbolic() + contiguousViewOffsetPM();
   Context &ctx = u->context();
-  int64_t n = prod(shapeOf(u));
-  const UOp *idx = index(flatten(u), {range(ctx, n, 0)});
+  const UOp *idx = index(flatten(u), {range(ctx, prod(shapeOf(u)), 0)});
   const UOp *self = u;
   const UOp *out = rewrite(idx, pm, self);
   if (!out->is(Op::INDEX) || out->numSrc() != 2) return std::nullopt;

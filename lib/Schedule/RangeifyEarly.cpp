@@ -44,9 +44,12 @@ static const UOp *rop(const UOp *x, const Value &op, std::vector<int64_t> axis) 
 // split_reduceop: a reduce whose input is >= 32768x its output becomes two
 // reduces with a contiguous between them, so the first one has enough outputs.
 static const UOp *splitReduceop(const UOp *reduce, const UOp *x) {
-  const IShape &rs = shapeOf(reduce), &xs = shapeOf(x);
-  int64_t rn = prod(rs);
-  if (rn == 0 || prod(xs) / rn < 32768) return nullptr;
+  if (!reduce->staticShape() || !x->staticShape()) return nullptr; // symbolic reduces are not split
+  const StaticShape &rs = *reduce->staticShape(), &xs = *x->staticShape();
+  int64_t rn = 1, xn = 1;
+  for (int64_t d : rs) rn *= d;
+  for (int64_t d : xs) xn *= d;
+  if (rn == 0 || xn / rn < 32768) return nullptr;
   // which axes of x are expanded (do not reach a range of the base)
   Context &ctx = x->context();
   std::vector<const UOp *> rngs;
@@ -77,7 +80,7 @@ static const UOp *splitReduceop(const UOp *reduce, const UOp *x) {
       std::vector<int64_t> first;
       for (int64_t k = 0; k < nred; ++k) first.push_back(k);
       const UOp *inner = contiguous(rop(splitted, reduce->arg()[0], first));
-      return reshape(rop(inner, reduce->arg()[0], {int64_t(rs.size())}), rs);
+      return reshape(rop(inner, reduce->arg()[0], {int64_t(rs.size())}), shapeOf(reduce));
     }
   }
   return nullptr;
@@ -143,7 +146,7 @@ static const UOp *expandBitcast(const UOp *bc) {
   };
   DType newUint = uintOf(ns);
   UOpRef tmp = UOpRef(x).bitcast(uintOf(os));
-  const IShape &xs = shapeOf(x);
+  const StaticShape &xs = staticShapeOf(x);
   if (xs.empty()) fail(bc, "a BITCAST that changes the element size needs an axis to rescale");
   IShape lead(xs.begin(), xs.end() - 1);
   if (ns > os) {
@@ -154,7 +157,7 @@ static const UOp *expandBitcast(const UOp *bc) {
     tmp = reshape(tmp, split);
     std::vector<const UOp *> parts;
     for (int64_t i = 0; i < rate; ++i) {
-      std::vector<std::pair<int64_t, int64_t>> se;
+      std::vector<std::pair<Dim, Dim>> se;
       for (size_t d = 0; d + 1 < split.size(); ++d) se.emplace_back(0, split[d]);
       se.emplace_back(i, i + 1);
       parts.push_back(UOpRef(shrink(tmp, se)).cast(newUint) << 8 * i * os);
@@ -199,7 +202,8 @@ const PatternMatcher &earliestRewrites() {
       rule(UPat(Op::COPY).src({UPat(group::Movement).named("r")}).named("c"),
            [](Match &m) -> const UOp * {
              const UOp *r = m["r"];
-             if (prod(shapeOf(r)) != prod(shapeOf(base(r))) || !contiguousView(r)) return m["c"]->withSrc({contiguous(r)});
+             if (dimsEqual(prod(shapeOf(r)), prod(shapeOf(base(r)))) != true || !contiguousView(r))
+               return m["c"]->withSrc({contiguous(r)});
              return nullptr;
            }),
       // copy to the same device is a no-op
@@ -271,7 +275,7 @@ static const UOp *copyToStore(SlotCounter &ctr, const UOp *copy, const UOp *exis
     if (!hasBufferIdentity(existing, true)) return nullptr;
     return store(flatten(existing), in);
   }
-  const UOp *buf = newBuffer(copy->context(), copy->arg(), prod(shapeOf(in)), copy->dtype(), ctr.next++);
+  const UOp *buf = newBuffer(copy->context(), copy->arg(), staticDim(prod(shapeOf(in)), copy), copy->dtype(), ctr.next++);
   return reshape(after(buf, {store(buf, in)}), shapeOf(copy));
 }
 

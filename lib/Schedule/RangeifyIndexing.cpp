@@ -18,8 +18,8 @@
 
 namespace tgc::rangeify {
 
-const UOp *IndexingContext::newRange(Context &ctx, int64_t size, std::string_view axisType) {
-  if (size == 1) return ctx.constInt(0);
+const UOp *IndexingContext::newRange(Context &ctx, const Dim &size, std::string_view axisType) {
+  if (dimsEqual(size, 1) == true) return ctx.constInt(0); // resolve(s != 1): a symbolic size gets a range
   return range(ctx, size, rangeIdx++, axisType);
 }
 

@@ -25,7 +25,7 @@ struct IndexingContext {
   int64_t rangeIdx = 0;
 
   /// A fresh RANGE of `size` (CONST 0 for size 1).
-  const UOp *newRange(Context &ctx, int64_t size, std::string_view axisType = "WEAK");
+  const UOp *newRange(Context &ctx, const Dim &size, std::string_view axisType = "WEAK");
 };
 
 /// The ops that already denote storage or need none (tinygrad's ALWAYS_CONTIGUOUS).

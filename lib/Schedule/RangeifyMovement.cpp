@@ -86,19 +86,18 @@ static const UOp *unitAxesReshape(Context &ctx, const IShape &inShape, const ISh
         return nullptr;
       continue;
     }
-    if (!u->is(Op::RANGE) || u->dtype() != dtypes::WeakInt || u->numSrc() != 1 || !u->src(0)->is(Op::CONST) ||
-        !u->src(0)->arg().isInt() || u->src(0)->arg().getInt() != outShape[k])
+    if (!u->is(Op::RANGE) || u->dtype() != dtypes::WeakInt || u->numSrc() != 1 || dimOf(u->src(0)) != outShape[k])
       return nullptr;
     kept.push_back(u);
   }
   std::vector<const UOp *> axesOut;
   size_t next = 0;
-  for (int64_t d : inShape) {
+  for (const Dim &d : inShape) {
     if (d == 1) {
       axesOut.push_back(ctx.constInt(0));
       continue;
     }
-    if (next == kept.size() || kept[next]->src(0)->arg().getInt() != d) return nullptr;
+    if (next == kept.size() || dimOf(kept[next]->src(0)) != d) return nullptr;
     axesOut.push_back(kept[next++]);
   }
   if (next != kept.size()) return nullptr;
@@ -111,11 +110,11 @@ static const UOp *applyReshape(Context &ctx, const IShape &inShape, const IShape
   ReshapeMemo<const UOp *> &memo = ctx.analysis<ReshapeMemos>().placeholders;
   if (const UOp *const *done = memo.find(urngs, inShape, outShape)) return *done;
   if (const UOp *unit = unitAxesReshape(ctx, inShape, outShape, urngs)) return memo.add(urngs, inShape, outShape, unit);
-  int64_t acc = 1;
+  Dim acc = 1;
   std::vector<const UOp *> axesIn;
   for (size_t k = outShape.size(); k-- > 0;) {
     axesIn.push_back(acc * UOpRef(urngs->src(k)));
-    acc *= outShape[k];
+    acc = acc * outShape[k];
   }
   UOpRef combined = makeConst(ctx, Value::integer(0)).usum(axesIn);
   std::vector<const UOp *> axesOut;
@@ -207,13 +206,13 @@ static std::vector<const UOp *> reshapeIndex(Context &ctx, const IShape &inShape
   return memo.add(key, inShape, outShape, {out->src().begin(), out->src().end()});
 }
 
-std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
+std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const IShape &marg,
                                        const std::vector<const UOp *> &rngs) {
   std::vector<const UOp *> out;
   switch (op) {
   case Op::SHRINK:
     for (size_t k = 0; k < rngs.size(); ++k) {
-      int64_t off = marg.at(2 * k);
+      const Dim &off = marg.at(2 * k);
       out.push_back(off == 0 ? rngs[k] : (UOpRef(rngs[k]) + off).get());
     }
     return out;
@@ -221,19 +220,19 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
     // in = [rngs[j] for j in argsort(arg)]
     std::vector<size_t> order(marg.size());
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return marg[a] < marg[b]; });
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return marg[a].value < marg[b].value; });
     for (size_t j : order) out.push_back(rngs.at(j));
     return out;
   }
   case Op::FLIP:
     for (size_t k = 0; k < rngs.size(); ++k)
-      out.push_back(marg.at(k) ? ((inShape.at(k) - 1) - UOpRef(rngs[k])).get() : rngs[k]);
+      out.push_back(marg.at(k) != 0 ? ((inShape.at(k) - 1) - UOpRef(rngs[k])).get() : rngs[k]);
     return out;
   case Op::EXPAND:
     return {rngs.begin() + std::min(marg.size(), rngs.size()), rngs.end()};
   case Op::PAD:
     for (size_t k = 0; k < rngs.size(); ++k) {
-      int64_t off = marg.at(2 * k), sz = marg.at(2 * k + 1), sh = inShape.at(k);
+      const Dim &off = marg.at(2 * k), &sz = marg.at(2 * k + 1), &sh = inShape.at(k);
       if (sz == sh && off == 0) {
         out.push_back(rngs[k]);
         continue;
@@ -253,16 +252,18 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 
 std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const UOp *> &rngs) {
   const IShape &inShape = shapeOf(mop->src(0));
-  std::vector<int64_t> marg;
+  IShape marg;
   switch (mop->op()) {
   case Op::RESHAPE: case Op::EXPAND: marg = mopShape(mop); break;
   case Op::PAD: case Op::SHRINK:
-    for (auto [o, s] : mopPairs(mop)) {
+    for (const auto &[o, s] : mopPairs(mop)) {
       marg.push_back(o);
       marg.push_back(s);
     }
     break;
-  case Op::PERMUTE: case Op::FLIP: marg = mopInts(mop); break;
+  case Op::PERMUTE: case Op::FLIP:
+    for (int64_t v : mopInts(mop)) marg.push_back(v);
+    break;
   default: fail(mop, std::string(opName(mop->op())) + " is not a movement op");
   }
   return applyMovement(mop->context(), mop->op(), inShape, marg, rngs);

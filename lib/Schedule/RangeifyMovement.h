@@ -22,7 +22,7 @@ std::vector<const UOp *> applyMovementOp(const UOp *mop, const std::vector<const
 /// The same for an explicit op, input shape and marg (RESHAPE: the output
 /// shape; PAD/SHRINK: (offset, size) pairs flattened as off0,size0,off1,...;
 /// PERMUTE/FLIP: the ints of the arg).
-std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const std::vector<int64_t> &marg,
+std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShape, const IShape &marg,
                                        const std::vector<const UOp *> &rngs);
 
 /// UOp.simplify(): the node rewritten to a fixed point with tinygrad's symbolic.

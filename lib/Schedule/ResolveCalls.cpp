@@ -50,19 +50,52 @@ static const PatternMatcher &paramsToBuffersPM() {
              std::optional<AddrSpace> as = b->addrspace();
              if (!f || !as || *as != AddrSpace::GLOBAL) return nullptr;
              auto [it, inserted] = ctx.fresh.try_emplace(b, nullptr);
-             if (inserted) it->second = newBuffer(b->context(), b->device(), prod(shapeOf(b)), b->dtype(), ctx.nextSlot++);
+             if (inserted) it->second = newBuffer(b->context(), b->device(), staticDim(prod(shapeOf(b)), b), b->dtype(), ctx.nextSlot++);
              return it->second;
            }),
   });
   return pm;
 }
 
-static const UOp *resolveLinearCall(const UOp *call, int64_t &nextSlot) {
+/// A Variable's name, for a PARAM or BUFFER that is one (its ParamArg has a
+/// value range and a name); "" for anything else.
+static std::string variableName(const UOp *u) {
+  if (!u->isIn({Op::PARAM, Op::BUFFER})) return "";
+  std::optional<ParamFields> f = ParamFields::from(u->arg());
+  if (!f || f->vminVmax.isNone() || f->name.kind() != Value::Kind::Str) return "";
+  return f->name.str();
+}
+
+using Binds = std::unordered_map<std::string, const UOp *>;
+
+/// A kernel's scalar params renamed to the Variables they are bound to: the
+/// schedule names them by argument slot (`p1`, so that it is the same for
+/// every binding), the LINEAR by the Variable (`bs`), as tinygrad's
+/// resolve_linear_call does.
+static const UOp *applyBinds(const UOp *si, const Binds &binds) {
+  if (binds.empty()) return si;
+  std::unordered_map<const UOp *, const UOp *> subs;
+  ToposortOptions o;
+  o.enterCalls = true;
+  for (const UOp *u : toposort(si, o))
+    if (u->is(Op::PARAM))
+      if (auto it = binds.find(variableName(u)); it != binds.end()) subs.emplace(u, it->second);
+  if (subs.empty()) return si;
+  std::vector<const UOp *> src;
+  for (const UOp *s : si->src()) src.push_back(substituteUnified(s, subs));
+  return si->withSrc(src);
+}
+
+static const UOp *resolveLinearCall(const UOp *call, int64_t &nextSlot, const Binds &outerBinds) {
   ResolveCtx ctx;
   ctx.args.assign(call->src().begin() + 1, call->src().end());
   ctx.nextSlot = nextSlot;
-  for (const UOp *a : ctx.args)
-    if (isBoundVar(a)) fail(a, "bound Variables in scheduled calls are not supported yet");
+  // nested LINEAR calls are scopes: their own bound args shadow the enclosing ones
+  Binds binds = outerBinds;
+  for (size_t i = 0; i < ctx.args.size(); ++i)
+    if (const UOp *a = ctx.args[i]; isBoundVar(a))
+      binds["p" + std::to_string(i)] = a->context().get(Op::PARAM, a->src(0)->dtype(),
+                                                         {a->src(0)->src().begin(), a->src(0)->src().end()}, a->src(0)->arg());
   RewriteOptions o = preOrder();
   o.walk = true;
   const UOp *linear = rewrite(call->src(0), paramsToBuffersPM(), ctx, o);
@@ -70,10 +103,10 @@ static const UOp *resolveLinearCall(const UOp *call, int64_t &nextSlot) {
   std::vector<const UOp *> out;
   for (const UOp *si : linear->src()) {
     if (si->is(Op::CALL) && si->numSrc() && si->src(0)->is(Op::LINEAR)) {
-      const UOp *inner = resolveLinearCall(si, nextSlot);
+      const UOp *inner = resolveLinearCall(si, nextSlot, binds);
       out.insert(out.end(), inner->src().begin(), inner->src().end());
     } else {
-      out.push_back(si);
+      out.push_back(applyBinds(si, binds));
     }
   }
   return linear->withSrc(out);
@@ -127,7 +160,7 @@ Status resolveCalls(Graph &g) {
     bool any = false;
     for (const UOp *&root : g.roots) {
       if (!root->is(Op::CALL) || !root->numSrc() || !root->src(0)->is(Op::LINEAR)) continue;
-      const UOp *linear = resolveLinearCall(root, nextSlot);
+      const UOp *linear = resolveLinearCall(root, nextSlot, {});
       std::vector<const UOp *> calls;
       for (const UOp *c : linear->src()) {
         if (c->is(Op::CALL) && c->numSrc() && c->src(0)->is(Op::SINK)) {

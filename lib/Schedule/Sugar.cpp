@@ -40,12 +40,8 @@ const UOp *substituteUnified(const UOp *root, const std::unordered_map<const UOp
 
 const IShape *maybeShape(const UOp *u) {
   const Shape *s = u->shape();
-  if (!s) {
-    if (!u->shapeError().empty()) fail(u, "ill-formed shape on " + u->str() + ": " + u->shapeError());
-    return nullptr;
-  }
-  if (const IShape *dims = u->staticShape()) return dims;
-  fail(u, "symbolic shapes are not supported by the scheduler yet (" + u->str() + ")");
+  if (!s && !u->shapeError().empty()) fail(u, "ill-formed shape on " + u->str() + ": " + u->shapeError());
+  return s;
 }
 
 bool sameShape(const UOp *a, const UOp *b) {
@@ -59,35 +55,48 @@ const IShape &shapeOf(const UOp *u) {
   return *s;
 }
 
-int64_t prod(const IShape &s) {
-  int64_t p = 1;
-  for (int64_t x : s) p *= x;
-  return p;
+const StaticShape &staticShapeOf(const UOp *u) {
+  shapeOf(u);
+  if (const StaticShape *dims = u->staticShape()) return *dims;
+  fail(u, "symbolic shapes are not supported here (" + u->str() + " has shape " + shapeString(shapeOf(u)) + ")");
+}
+
+Dim prod(const IShape &s) { return dimProd(s); }
+
+int64_t staticDim(const Dim &d, const UOp *at) {
+  if (!d.isStatic()) fail(at, "a symbolic size (" + dimStr(d) + ") is not supported here");
+  return d.value;
+}
+
+int64_t maxNumel(const IShape &s) {
+  int64_t n = 1;
+  for (const Dim &d : s) n *= dimVmax(d);
+  return n;
 }
 
 std::string shapeString(const IShape &s) {
   std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + dimStr(s[i]);
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
 const UOp *shapeArg(Context &ctx, const IShape &s) {
   std::vector<const UOp *> src;
-  for (int64_t x : s) src.push_back(ctx.constInt(x));
+  for (const Dim &x : s) src.push_back(dimUOp(ctx, x));
   if (src.size() == 1) return src[0];
   return ctx.get(Op::STACK, src.empty() ? dtypes::Void : dtypes::WeakInt, std::move(src));
 }
 
-static int64_t constInt(const UOp *c) {
-  if (!c->is(Op::CONST) || !c->arg().isInt()) fail(c, "expected an int CONST in a shape operand, got " + c->str());
-  return c->arg().getInt();
+static Dim shapeEntry(const UOp *c) {
+  if (c->is(Op::CONST) && !c->arg().isInt()) fail(c, "expected an int in a shape operand, got " + c->str());
+  if (!c->is(Op::CONST) && !(c->dtype() && c->dtype().isInt())) fail(c, "expected an int in a shape operand, got " + c->str());
+  return dimOf(c);
 }
 
 IShape asShape(const UOp *op) {
-  if (op->is(Op::CONST)) return {constInt(op)};
-  if (!op->is(Op::STACK)) fail(op, "symbolic shape operands are not supported by the scheduler yet (" + op->str() + ")");
+  if (!op->is(Op::STACK)) return {shapeEntry(op)};
   IShape out;
-  for (const UOp *s : op->src()) out.push_back(constInt(s));
+  for (const UOp *s : op->src()) out.push_back(shapeEntry(s));
   return out;
 }
 
@@ -96,11 +105,11 @@ IShape mopShape(const UOp *mop) {
   return asShape(mop->src(1));
 }
 
-std::vector<std::pair<int64_t, int64_t>> mopPairs(const UOp *mop) {
+std::vector<std::pair<Dim, Dim>> mopPairs(const UOp *mop) {
   if (mop->numSrc() < 3) fail(mop, std::string(opName(mop->op())) + " needs offset and size operands");
   IShape off = asShape(mop->src(1)), sz = asShape(mop->src(2));
   if (off.size() != sz.size()) fail(mop, "offset and size operands differ in length");
-  std::vector<std::pair<int64_t, int64_t>> out;
+  std::vector<std::pair<Dim, Dim>> out;
   for (size_t i = 0; i < off.size(); ++i) out.emplace_back(off[i], sz[i]);
   return out;
 }
@@ -268,7 +277,7 @@ const UOp *constLike(const UOp *x, const Value &v, DType dt) {
 
 const UOp *reshape(const UOp *x, const IShape &s) {
   const IShape &cur = shapeOf(x);
-  if (prod(cur) != prod(s)) fail(x, "size mismatch, can't reshape " + shapeString(cur) + " -> " + shapeString(s));
+  if (dimsEqual(prod(cur), prod(s)) == false) fail(x, "size mismatch, can't reshape " + shapeString(cur) + " -> " + shapeString(s));
   if (cur == s) return x;
   return x->context().get(Op::RESHAPE, x->dtype(), {x, shapeArg(x->context(), s)});
 }
@@ -300,13 +309,13 @@ static const UOp *padShrinkMop(Op op, const UOp *x, const IShape &offsets, const
   return ctx.get(op, x->dtype(), {x, shapeArg(ctx, offsets), shapeArg(ctx, sizes)});
 }
 
-const UOp *shrink(const UOp *x, const std::vector<std::pair<int64_t, int64_t>> &startEnd) {
+const UOp *shrink(const UOp *x, const std::vector<std::pair<Dim, Dim>> &startEnd) {
   IShape cur = shapeOf(x), off, sz;
-  for (auto [st, en] : startEnd) {
+  for (const auto &[st, en] : startEnd) {
     off.push_back(st);
     sz.push_back(en - st);
   }
-  if (sz == cur) return x;
+  if (sz == cur && std::all_of(off.begin(), off.end(), [](const Dim &o) { return o == Dim(0); })) return x;
   return padShrinkMop(Op::SHRINK, x, off, sz);
 }
 
@@ -316,8 +325,8 @@ const UOp *padTo(const UOp *x, const IShape &s) {
 }
 
 const UOp *shrinkTo(const UOp *x, const IShape &s) {
-  std::vector<std::pair<int64_t, int64_t>> se;
-  for (int64_t n : s) se.emplace_back(0, n);
+  std::vector<std::pair<Dim, Dim>> se;
+  for (const Dim &n : s) se.emplace_back(0, n);
   return shrink(x, se);
 }
 
@@ -414,8 +423,8 @@ const UOp *contiguous(const UOp *x, Value tag) {
   return x->context().get(Op::CONTIGUOUS, x->dtype(), {x}, {}, std::move(tag));
 }
 
-const UOp *range(Context &ctx, int64_t size, int64_t axisId, std::string_view axisType) {
-  return ctx.get(Op::RANGE, dtypes::WeakInt, {ctx.constInt(size)}, rangeArg(axisId, axisType));
+const UOp *range(Context &ctx, const Dim &size, int64_t axisId, std::string_view axisType) {
+  return ctx.get(Op::RANGE, dtypes::WeakInt, {dimUOp(ctx, size)}, rangeArg(axisId, axisType));
 }
 
 const UOp *valid(const UOp *x, const UOp *cond) {
@@ -451,8 +460,12 @@ const UOp *newBuffer(Context &ctx, const Value &device, int64_t numel, DType dt,
 }
 
 const UOp *emptyLike(const UOp *x, int64_t slot) {
+  // tinygrad's empty: storage for the Variables' maxima, shrunk to the symbolic shape
   const IShape &s = shapeOf(x);
-  return reshape(newBuffer(x->context(), x->device(), prod(s), strongDType(x->dtype()), slot), s);
+  IShape maxShape;
+  for (const Dim &d : s) maxShape.push_back(dimVmax(d));
+  const UOp *buf = newBuffer(x->context(), x->device(), maxNumel(s), strongDType(x->dtype()), slot);
+  return shrinkTo(reshape(buf, maxShape), s);
 }
 
 const UOp *param(Context &ctx, int64_t slot, DType dt, const IShape &shape, const Value &device,

@@ -7,14 +7,16 @@
 // BufferizeOpts arg records, base/buf_uop/has_buffer_identity, and the
 // `ranges` a node is inside. Scalar arithmetic comes from IR/UOpBuilder.h.
 //
-// Shapes here are static: a symbolic dimension is reported as a
-// ScheduleError, which the passes turn into a Diagnostic.
+// Shapes here are tinygrad's: a size is an int or symbolic over Variables
+// (Dim, IR/SInt.h). Input the scheduler cannot handle is a ScheduleError,
+// which the passes turn into a Diagnostic.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "IR/Diagnostic.h"
 #include "IR/GraphRewrite.h"
+#include "IR/SInt.h"
 #include "IR/UOp.h"
 #include "IR/UOpBuilder.h"
 #include "Schedule/Ranges.h"
@@ -67,25 +69,49 @@ inline RewriteOptions preOrder() {
 
 // ---- shapes --------------------------------------------------------------
 
-using IShape = std::vector<int64_t>;
-/// The static shape, or nullptr if the node has none. Fails on a symbolic dim.
-/// Kept by the node's Context (UOp::staticShape), so no copy per question.
+/// A shape as the scheduler handles it: sizes are Dims (tinygrad's sint), an
+/// int or a symbolic size over Variables; IR/SInt.h has their arithmetic.
+using IShape = Shape;
+/// The shape, or nullptr if the node has none.
 const IShape *maybeShape(const UOp *u);
-/// Whether a and b have the same static shape, or neither has one.
+/// Whether a and b have the same shape, or neither has one.
 bool sameShape(const UOp *a, const UOp *b);
-/// The static shape; fails if the node has none.
+/// The shape; fails if the node has none.
 const IShape &shapeOf(const UOp *u);
-int64_t prod(const IShape &s);
+/// The shape where every size must be an int (gradients); fails on a symbolic one.
+using StaticShape = std::vector<int64_t>;
+const StaticShape &staticShapeOf(const UOp *u);
+Dim prod(const IShape &s);
 std::string shapeString(const IShape &s);
+/// An int size; fails at `at` when it is symbolic.
+int64_t staticDim(const Dim &d, const UOp *at);
+/// A Variable's maximum for every symbolic size: what storage for it holds.
+int64_t maxNumel(const IShape &s);
+
+/// Index arithmetic with a size (tinygrad's `UOp op sint`): an int size is an
+/// int operand, exactly as before Variables; a symbolic one is its node.
+#define TGC_DIM_BINOP(OP)                                                                                            \
+  inline UOpRef operator OP(UOpRef a, const Dim &b) {                                                                \
+    return b.isStatic() ? a OP b.value : a OP UOpRef(b.sym);                                                         \
+  }                                                                                                                  \
+  inline UOpRef operator OP(const Dim &a, UOpRef b) { return a.isStatic() ? a.value OP b : UOpRef(a.sym) OP b; }
+TGC_DIM_BINOP(+)
+TGC_DIM_BINOP(-)
+TGC_DIM_BINOP(*)
+TGC_DIM_BINOP(/)
+TGC_DIM_BINOP(%)
+TGC_DIM_BINOP(<)
+TGC_DIM_BINOP(>=)
+#undef TGC_DIM_BINOP
 
 /// tinygrad's shape_to_shape_arg: one CONST for a 1-element shape, else a STACK.
 const UOp *shapeArg(Context &ctx, const IShape &s);
-/// The ints a shape operand (CONST or STACK of CONSTs) holds.
+/// The sizes a shape operand (CONST, STACK, or a symbolic size) holds.
 IShape asShape(const UOp *shapeOperand);
 /// tinygrad's UOp.marg for RESHAPE/EXPAND: the shape argument.
 IShape mopShape(const UOp *mop);
 /// PAD/SHRINK marg: per axis (offset, size).
-std::vector<std::pair<int64_t, int64_t>> mopPairs(const UOp *mop);
+std::vector<std::pair<Dim, Dim>> mopPairs(const UOp *mop);
 /// PERMUTE/FLIP marg as ints (FLIP: 0/1).
 std::vector<int64_t> mopInts(const UOp *mop);
 
@@ -141,7 +167,7 @@ const UOp *reshape(const UOp *x, const IShape &s);     ///< x itself when the sh
 const UOp *expandMop(const UOp *x, const IShape &newAxes); ///< raw EXPAND: prepends axes
 const UOp *permute(const UOp *x, const std::vector<int64_t> &order); ///< x for the identity
 const UOp *flip(const UOp *x, const std::vector<bool> &axes);
-const UOp *shrink(const UOp *x, const std::vector<std::pair<int64_t, int64_t>> &startEnd); ///< x when a no-op
+const UOp *shrink(const UOp *x, const std::vector<std::pair<Dim, Dim>> &startEnd); ///< x when a no-op
 const UOp *padTo(const UOp *x, const IShape &s);
 const UOp *shrinkTo(const UOp *x, const IShape &s);
 const UOp *flatten(const UOp *x);
@@ -158,7 +184,7 @@ const UOp *sink(Context &ctx, const std::vector<const UOp *> &src, Value arg = {
 const UOp *call(const UOp *body, const std::vector<const UOp *> &args, Value arg = callInfo());
 const UOp *cast(const UOp *x, DType dt);
 const UOp *contiguous(const UOp *x, Value tag = {});
-const UOp *range(Context &ctx, int64_t size, int64_t axisId, std::string_view axisType = "WEAK");
+const UOp *range(Context &ctx, const Dim &size, int64_t axisId, std::string_view axisType = "WEAK");
 /// `x.valid(cond)`: WHERE(cond, x, Invalid).
 const UOp *valid(const UOp *x, const UOp *cond);
 const UOp *getIdx(const UOp *x);

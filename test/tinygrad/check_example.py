@@ -7,31 +7,20 @@ Exports examples/tinygrad/model.py (its deployable outputs(), and check() with t
 test image), compiles the model with embedded weights, builds app.c against the header, runs it, and compares
 its log-probabilities with tinygrad's. Exit codes as check_program.py's (77: skipped outside CI).
 """
-import argparse
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 
-from check_program import ROOT, SKIP, Failure, TOLERANCE, run, tinygrad_missing
+from check_program import ROOT, Failure, TOLERANCE, example_setup, run
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tgc", required=True)
-    ap.add_argument("--tinygrad", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cc", default="clang-22")
-    a = ap.parse_args()
-    if (missing := tinygrad_missing(a.tinygrad)) is not None:
-        return missing
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(a.tinygrad), "DEV": os.environ.get("DEV", "CPU")}
+    setup = example_setup(__doc__)
+    if isinstance(setup, int):
+        return setup
+    a, env, w = setup
     export, example = os.path.join(ROOT, "tools", "export", "tgc_export.py"), os.path.join(ROOT, "examples", "tinygrad")
-    w = lambda *p: os.path.join(a.work, *p)  # noqa: E731
     try:
         run([sys.executable, export, os.path.join(example, "model.py"), "-o", w("digits")], env=env)
         run([sys.executable, export, os.path.join(example, "model.py") + ":check", "-o", w("check"), "--expected"], env=env)

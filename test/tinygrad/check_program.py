@@ -134,6 +134,26 @@ def check(name: str, spec: dict, a) -> None:
           + (" and from C" if spec["c_program"] else ""))
 
 
+def example_setup(doc: str, add_args=None):
+    """The command line, environment and work folder of a README example's check (check_example.py,
+    check_llm.py): (args, env, w) with w(*parts) a path in the fresh work folder, or an exit code when tinygrad
+    is missing."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tgc", required=True)
+    ap.add_argument("--tinygrad", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--cc", default="clang-22")
+    if add_args:
+        add_args(ap)
+    a = ap.parse_args()
+    if (missing := tinygrad_missing(a.tinygrad)) is not None:
+        return missing
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(a.tinygrad), "DEV": os.environ.get("DEV", "CPU")}
+    return a, env, lambda *p: os.path.join(a.work, *p)
+
+
 def tinygrad_missing(tinygrad: str) -> int | None:
     """None when the tinygrad tree is there; else the exit code: a failure in CI (CI is set), a skip outside."""
     if os.path.isfile(os.path.join(tinygrad, "tinygrad", "tensor.py")):

@@ -176,11 +176,54 @@ def lazy_nn_init():
     return [nn.Linear(8, 4)(data(2, 8))]
 
 
+# Variables: each program's Variable is bound to one value; the graph keeps it symbolic (tinygrad's kernels take it
+# as an argument) and tgc must compute what tinygrad computes at that value.
+def bound(name="n", low=1, high=8, value=5):
+    return Variable(name, low, high).bind(value)
+
+
 @program("variable_batch", xfail="#30 (Variables: symbolic shapes)")
 def variable_batch():
-    n = Variable("n", 1, 8).bind(5)
-    x = data(8, 16)
-    return [x[:n].sum(axis=0)]
+    return [data(8, 16)[:bound()].sum(axis=0)]
+
+
+@program("variable_linear_into_slice", xfail="#30 (Variables: symbolic shapes)")
+def variable_linear_into_slice():
+    n, lin = bound(), realized(nn.Linear(16, 4), 1)
+    out = Tensor.zeros(8, 4).contiguous().realize()
+    out[:n].assign(lin(data(8, 16)[:n]).relu())
+    return [out]
+
+
+@program("variable_softmax_length", xfail="#30 (Variables: symbolic shapes)")
+def variable_softmax_length():
+    n = bound(high=16, value=11)
+    out = Tensor.zeros(4, 16).contiguous().realize()
+    out[:, :n].assign(data(4, 16)[:, :n].softmax(-1))
+    return [out]
+
+
+@program("variable_mean_and_max", xfail="#30 (Variables: symbolic shapes)")
+def variable_mean_and_max():
+    x = data(8, 16)[:bound()]
+    return [x.mean(0), x.max(0), (data(4) * bound()).contiguous()]
+
+
+@program("variable_kv_cache", xfail="#30 (Variables: symbolic shapes)")
+def variable_kv_cache():
+    pos = bound("pos", 0, 15, 6)
+    cache = Tensor.zeros(16, 8).contiguous().realize()
+    cache[pos:pos + 1].assign(data(1, 8))
+    scores = (cache[:pos + 1] @ data(8, seed=2)).softmax(0)
+    return [(scores.reshape(-1, 1) * cache[:pos + 1]).sum(0), cache]
+
+
+@program("variable_two", xfail="#30 (Variables: symbolic shapes)")
+def variable_two():
+    a, b = bound("a", 1, 8, 3), bound("b", 1, 6, 6)
+    out = Tensor.zeros(128).contiguous().realize()
+    out[:a * 16].assign(data(8, 16)[:a].reshape(a * 16) * 2)
+    return [data(8, 8)[:a, :b].sum(1).sum(0), out, data(10, 4)[b:b + 4].contiguous()]
 
 
 @program("small_cnn")

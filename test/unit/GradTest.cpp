@@ -126,7 +126,7 @@ struct Input {
 };
 
 Input makeInput(Context &ctx, int64_t slot, rf::IShape shape, float lo, float hi) {
-  int64_t n = rf::prod(shape);
+  int64_t n = rf::maxNumel(shape);
   const UOp *b = ctx.get(Op::BUFFER, dtypes::Float32, {ctx.constInt(n)}, cpuParam(slot));
   std::vector<float> d;
   // deterministic, distinct values spread over [lo, hi)

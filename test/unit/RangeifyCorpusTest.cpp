@@ -234,3 +234,10 @@ TEST_CASE("rangeify corpus: k (12-layer transformers)") {
 TEST_CASE("callify corpus: call.json and buffer_map") {
   for (const std::string &n : casesWith({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"})) checkCallify(n);
 }
+TEST_CASE("rangeify corpus: v (Variables: symbolic shapes, offsets and reduction lengths)") {
+  // every member of a family: the kernel graph names its Variable by argument slot, so it is the same graph
+  for (const std::string &n : casesWith({"v"})) checkKernelGraph(n);
+}
+TEST_CASE("callify corpus: v (Variables)") {
+  for (const std::string &n : casesWith({"v"})) checkCallify(n);
+}

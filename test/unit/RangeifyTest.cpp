@@ -24,7 +24,7 @@ struct T {
   Value dev = Value::string("CPU");
 
   const UOp *buffer(int64_t n, DType dt = dtypes::Float32) { return newBuffer(c, dev, n, dt, slot++); }
-  const UOp *tensor(const IShape &s, DType dt = dtypes::Float32) { return reshape(buffer(prod(s), dt), s); }
+  const UOp *tensor(const IShape &s, DType dt = dtypes::Float32) { return reshape(buffer(maxNumel(s), dt), s); }
   const UOp *alu(Op op, const UOp *a, const UOp *b) { return mk(op, {a, b}); }
   const UOp *fconst(double v) { return c.constFloat(v); }
   // tinygrad's _rop over `axes`, keepdim=false
