@@ -36,6 +36,9 @@ public:
 
 private:
   void buildEntry(mlir::func::FuncOp target, mlir::Type ptr);
+  std::vector<mlir::Value> loadSlots(mlir::Value array, mlir::Type varType);
+  /// Buffers and variables: the kernel function's arguments.
+  unsigned numParams() const { return spec_.numArgs + unsigned(spec_.vars.size()); }
   void buildThreadedKernel(mlir::func::FuncOp body, mlir::Type ptr);
 
   struct Scope {
@@ -76,6 +79,8 @@ private:
   bool selectsOnSums();
   mlir::Value load(const UOp *u, unsigned level);
   mlir::Value param(const UOp *buf);
+  mlir::Value variable(const UOp *var);
+  unsigned variableIndex(const UOp *var) const; ///< its position in spec_.vars (size() if absent)
   mlir::Value address(mlir::Value base, mlir::Value idx, DType dt);
 
   // Placement.

@@ -28,6 +28,28 @@ using namespace mlir;
 using mlir::Location; // not tgc::Location
 using mlir::Value;    // not tgc::Value
 
+bool isVariable(const UOp *u) { return u->is(Op::PARAM) && u->addrspace() == AddrSpace::ALU; }
+
+std::string variableName(const UOp *var) {
+  const tgc::Value *n = var->arg().field("name");
+  return n && n->kind() == tgc::Value::Kind::Str ? n->str() : "";
+}
+
+std::vector<std::string> kernelVariables(const UOp *sink) {
+  std::vector<std::string> names;
+  for (const UOp *u : toposort(sink))
+    if (isVariable(u)) names.push_back(variableName(u));
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+FunctionType kernelFunctionType(Builder &b, unsigned numArgs, size_t numVars) {
+  std::vector<Type> types(numArgs, LLVM::LLVMPointerType::get(b.getContext()));
+  types.insert(types.end(), numVars, b.getI64Type());
+  return b.getFunctionType(types, {});
+}
+
 void loadKernelDialects(MLIRContext &ctx) {
   ctx.loadDialect<func::FuncDialect, scf::SCFDialect, arith::ArithDialect, math::MathDialect, LLVM::LLVMDialect>();
 }
@@ -39,13 +61,15 @@ Status KernelLowering::run() {
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   if (!sink_->is(Op::SINK)) return Diagnostic::at(sink_, "kernel body must be a SINK, got " + sink_->str());
 
-  // The kernel: one pointer per CALL argument; a threaded kernel's body also
-  // takes the [begin, end) of its parallel loop.
+  // The kernel: one pointer per CALL argument, then its variables; a threaded
+  // kernel's body also takes the [begin, end) of its parallel loop.
   parallel_ = parallelRange(sink_, spec_.opts, spec_.work);
+  // (a symbolic trip count must be one of the kernel's variables: the kernel passes it to the pool)
+  if (parallel_ && !tripCount(parallel_) && !(isVariable(parallel_->src(0)) && variableIndex(parallel_->src(0)) < spec_.vars.size()))
+    parallel_ = nullptr;
   b_.setInsertionPointToEnd(module_.getBody());
-  std::vector<Type> argTypes(spec_.numArgs, ptr);
-  if (parallel_) argTypes.insert(argTypes.end(), 2, b_.getI64Type());
-  fn_ = func::FuncOp::create(b_, loc_, parallel_ ? spec_.symbol + "_body" : spec_.symbol, b_.getFunctionType(argTypes, {}));
+  FunctionType fnType = kernelFunctionType(b_, spec_.numArgs, spec_.vars.size() + (parallel_ ? 2 : 0));
+  fn_ = func::FuncOp::create(b_, loc_, parallel_ ? spec_.symbol + "_body" : spec_.symbol, fnType);
   fn_.setPrivate();
   Block *entry = fn_.addEntryBlock();
   if (spec_.noalias)
@@ -63,7 +87,7 @@ Status KernelLowering::run() {
   func::FuncOp kernel = fn_;
   if (parallel_) {
     b_.setInsertionPointToEnd(module_.getBody());
-    kernel = func::FuncOp::create(b_, loc_, spec_.symbol, b_.getFunctionType(std::vector<Type>(spec_.numArgs, ptr), {}));
+    kernel = func::FuncOp::create(b_, loc_, spec_.symbol, kernelFunctionType(b_, spec_.numArgs, spec_.vars.size()));
     kernel.setPrivate();
     buildThreadedKernel(kernel, ptr);
   }
@@ -71,25 +95,37 @@ Status KernelLowering::run() {
   return Status::success();
 }
 
-// The uniform entry point: void K_entry(void **args).
+// The uniform entry point: void K_entry(void **args), variables behind pointers.
 void KernelLowering::buildEntry(func::FuncOp kernel, Type ptr) {
   b_.setInsertionPointToEnd(module_.getBody());
   auto wrapper = func::FuncOp::create(b_, loc_, entrySymbol(spec_.symbol), b_.getFunctionType({ptr}, {}));
   Block *wb = wrapper.addEntryBlock();
   b_.setInsertionPointToEnd(wb);
-  std::vector<mlir::Value> args;
-  for (unsigned i = 0; i < spec_.numArgs; ++i) {
-    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, wb->getArgument(0), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
-                                           LLVM::GEPNoWrapFlags::inbounds);
-    args.push_back(LLVM::LoadOp::create(b_, loc_, ptr, slot));
-  }
+  std::vector<mlir::Value> args = loadSlots(wb->getArgument(0), ptr);
+  for (size_t j = 0; j < spec_.vars.size(); ++j)
+    args[spec_.numArgs + j] = LLVM::LoadOp::create(b_, loc_, b_.getI64Type(), args[spec_.numArgs + j]);
   func::CallOp::create(b_, loc_, kernel, args);
   func::ReturnOp::create(b_, loc_);
 }
 
-// A threaded kernel: K(p0..pN) packs its pointers into a stack array and calls
-// tgc_parallel_for(K_task, array, n); K_task(ctx, begin, end) unpacks them and
-// runs K_body over its chunk of the parallel loop.
+// The kernel's arguments (buffers, then variables) from an array of 8-byte
+// slots; `varType` is the type the variables' slots hold.
+std::vector<mlir::Value> KernelLowering::loadSlots(mlir::Value array, Type varType) {
+  Type ptr = LLVM::LLVMPointerType::get(b_.getContext());
+  std::vector<mlir::Value> args;
+  for (unsigned i = 0; i < numParams(); ++i) {
+    Type t = i < spec_.numArgs ? ptr : varType;
+    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, t, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                           LLVM::GEPNoWrapFlags::inbounds);
+    args.push_back(LLVM::LoadOp::create(b_, loc_, t, slot));
+  }
+  return args;
+}
+
+// A threaded kernel: K(p0..pN, v0..vM) packs its arguments into a stack array
+// of 8-byte slots and calls tgc_parallel_for(K_task, array, n); K_task(ctx,
+// begin, end) unpacks them and runs K_body over its chunk of the parallel
+// loop. n is the loop's trip count: a literal or a variable.
 void KernelLowering::buildThreadedKernel(func::FuncOp kernel, Type ptr) {
   MLIRContext *ctx = module_.getContext();
   Type i64t = b_.getI64Type();
@@ -103,16 +139,7 @@ void KernelLowering::buildThreadedKernel(func::FuncOp kernel, Type ptr) {
   task.setPrivate();
   Block *tb = task.addEntryBlock();
   b_.setInsertionPointToEnd(tb);
-  auto unpack = [&](mlir::Value array) {
-    std::vector<mlir::Value> args;
-    for (unsigned i = 0; i < spec_.numArgs; ++i) {
-      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
-                                             LLVM::GEPNoWrapFlags::inbounds);
-      args.push_back(LLVM::LoadOp::create(b_, loc_, ptr, slot));
-    }
-    return args;
-  };
-  std::vector<mlir::Value> args = unpack(tb->getArgument(0));
+  std::vector<mlir::Value> args = loadSlots(tb->getArgument(0), i64t);
   args.push_back(tb->getArgument(1));
   args.push_back(tb->getArgument(2));
   func::CallOp::create(b_, loc_, fn_, args);
@@ -120,16 +147,19 @@ void KernelLowering::buildThreadedKernel(func::FuncOp kernel, Type ptr) {
 
   Block *kb = kernel.addEntryBlock();
   b_.setInsertionPointToEnd(kb);
-  mlir::Value count = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(std::max(1u, spec_.numArgs)));
+  mlir::Value count = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(std::max(1u, numParams())));
   mlir::Value array = LLVM::AllocaOp::create(b_, loc_, ptr, ptr, count, 8);
-  for (unsigned i = 0; i < spec_.numArgs; ++i) {
-    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, ptr, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+  for (unsigned i = 0; i < numParams(); ++i) {
+    Type t = i < spec_.numArgs ? ptr : i64t;
+    mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr, t, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
                                            LLVM::GEPNoWrapFlags::inbounds);
     LLVM::StoreOp::create(b_, loc_, kb->getArgument(i), slot);
   }
   mlir::Value fnRef = func::ConstantOp::create(b_, loc_, taskType, SymbolRefAttr::get(ctx, task.getSymName()));
   mlir::Value fnPtr = UnrealizedConversionCastOp::create(b_, loc_, TypeRange(ptr), mlir::ValueRange(fnRef)).getResult(0);
-  mlir::Value n = arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(parallel_->src(0)->arg().getInt()));
+  std::optional<int64_t> trips = tripCount(parallel_);
+  mlir::Value n = trips ? mlir::Value(arith::ConstantOp::create(b_, loc_, b_.getI64IntegerAttr(*trips)))
+                        : kb->getArgument(spec_.numArgs + variableIndex(parallel_->src(0)));
   std::vector<mlir::Value> callArgs{fnPtr, array, n};
   func::CallOp::create(b_, loc_, FlatSymbolRefAttr::get(ctx, "tgc_parallel_for"), TypeRange(), mlir::ValueRange(callArgs));
   func::ReturnOp::create(b_, loc_);
@@ -170,9 +200,9 @@ void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
   for (const Scope &s : scopes_)
     if (s.range == r) return (void)fail(r, "RANGE is opened twice in one loop nest");
   bool threaded = r == parallel_;
-  mlir::Value bound = threaded ? fn_.getArgument(spec_.numArgs + 1) : indexValue(r->src(0));
+  mlir::Value bound = threaded ? fn_.getArgument(numParams() + 1) : indexValue(r->src(0));
   if (!bound) return;
-  mlir::Value lower = threaded ? fn_.getArgument(spec_.numArgs) : i64(0);
+  mlir::Value lower = threaded ? fn_.getArgument(numParams()) : i64(0);
   setInsertion(scopes_.size() - 1);
   auto loop = scf::ForOp::create(b_, loc_, lower, bound, i64(1), iterArgs);
   scopes_.push_back(Scope{r, loop, loop.getBody(), loop.getInductionVar(), nextScopeId_++, nullptr});
@@ -313,6 +343,23 @@ mlir::Value KernelLowering::param(const UOp *buf) {
   return fn_.getArgument(unsigned(slot->getInt()));
 }
 
+unsigned KernelLowering::variableIndex(const UOp *var) const {
+  auto it = std::find(spec_.vars.begin(), spec_.vars.end(), variableName(var));
+  return unsigned(it - spec_.vars.begin());
+}
+
+// A variable's value: the kernel's argument (i64), in the variable's dtype.
+mlir::Value KernelLowering::variable(const UOp *var) {
+  unsigned j = variableIndex(var);
+  if (j == spec_.vars.size()) return fail(var, "variable '" + variableName(var) + "' is not an argument of this kernel");
+  mlir::Value v = fn_.getArgument(spec_.numArgs + j);
+  if (var->dtype() == dtypes::WeakInt) return v;
+  if (!var->dtype().isInt()) return fail(var, "a variable must be an integer, got " + var->str());
+  OpBuilder::InsertionGuard g(b_);
+  setInsertion(0);
+  return check(var, num_.cast(v, dtypes::WeakInt, var->dtype()));
+}
+
 mlir::Value KernelLowering::address(mlir::Value base, mlir::Value idx, DType dt) {
   Type ptr = LLVM::LLVMPointerType::get(b_.getContext());
   return LLVM::GEPOp::create(b_, loc_, ptr, memType(b_.getContext(), dt), base, mlir::ValueRange{idx},
@@ -354,6 +401,7 @@ mlir::Value KernelLowering::emit(const UOp *u) {
 
 mlir::Value KernelLowering::emitUncached(const UOp *u, unsigned level) {
   Op op = u->op();
+  if (isVariable(u)) return variable(u);
   if (op == Op::INDEX || op == Op::PARAM) return load(u, level);
   if (op == Op::REDUCE) return reduce(u, level);
   DType dt = u->dtype();

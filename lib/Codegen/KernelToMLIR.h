@@ -4,8 +4,13 @@
 // REDUCE/ALU nodes over PARAMs, as in linear.json) into MLIR, the part of
 // tinygrad's codegen that runs after its optimizer (pipeline-codegen.md §1):
 //
-//   func.func private @K(%p0: !llvm.ptr {llvm.noalias}, ..., %pN: !llvm.ptr)
+//   func.func private @K(%p0: !llvm.ptr {llvm.noalias}, ..., %pN: !llvm.ptr, %v0: i64, ...)
 //   func.func @K_entry(%args: !llvm.ptr)   // loads args[i], calls @K
+//
+// The i64 arguments after the buffers are the kernel's variables (tinygrad
+// Variables: PARAMs in the ALU address space, a symbolic batch, offset or
+// reduction length), in name order, as tinygrad's C renderer passes them
+// after the buffers. A loop may run to a variable (RANGE(PARAM bs)).
 //
 // Buffers are plain `!llvm.ptr`s (PARAM slot k = argument k), elements are
 // addressed with `llvm.getelementptr inbounds` and accessed with llvm.load/
@@ -22,7 +27,8 @@
 // i.e. loop-invariant code is hoisted as tinygrad's linearizer does.
 //
 // The `_entry` wrapper gives every kernel the same C signature
-// `void(void **args)`, so the runner calls kernels without per-arity thunks.
+// `void(void **args)`, so the runner calls kernels without per-arity thunks;
+// args[numArgs + j] points at the int64_t value of variable j.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -32,8 +38,11 @@
 #include "IR/UOp.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir {
+class Builder;
+class FunctionType;
 class MLIRContext;
 class ModuleOp;
 } // namespace mlir
@@ -43,6 +52,9 @@ namespace tgc::codegen {
 struct KernelSpec {
   std::string symbol;   ///< name of the kernel function; the wrapper is symbol + "_entry"
   unsigned numArgs = 0; ///< number of buffer arguments of the CALLs (>= every PARAM slot + 1)
+  /// The variables the kernel takes after its buffers, in argument order
+  /// (kernelVariables of the kernel as scheduled: an optimized body may read fewer).
+  std::vector<std::string> vars;
   bool noalias = true;  ///< mark the buffer arguments noalias (C `restrict`, as tinygrad does)
   KernelOptions opts = {};
   /// The kernel's loop work for the threads decision (kernelLoopWork), when
@@ -55,6 +67,16 @@ struct KernelSpec {
   /// the reduction (never under strict fp).
   bool dotTile = false;
 };
+
+/// Whether `u` is a variable: a scalar PARAM in the ALU address space.
+bool isVariable(const UOp *u);
+/// A variable's name (ParamArg.name).
+std::string variableName(const UOp *var);
+/// The names of the variables a kernel body reads, sorted: its scalar arguments.
+std::vector<std::string> kernelVariables(const UOp *sink);
+
+/// A kernel function's type: `numArgs` pointers, then `numVars` i64 variables.
+mlir::FunctionType kernelFunctionType(mlir::Builder &b, unsigned numArgs, size_t numVars);
 
 /// Loads the dialects the lowering emits into `ctx`.
 void loadKernelDialects(mlir::MLIRContext &ctx);

@@ -95,14 +95,21 @@ std::vector<char> splitArenas(SchedulePlan &plan) {
 
 } // namespace
 
-Result<Model> modelFromLinear(const UOp *linear, const std::string &name, int64_t *tinygradArena) {
+Result<Model> modelFromLinear(const UOp *linear, const std::string &name, int64_t *tinygradArena,
+                              const std::map<std::string, int64_t> &bound) {
   auto plan = planLinear(linear);
   if (!plan) return plan.error();
+  for (const auto &[n, v] : bound)
+    if (Status s = plan->checkVar(n, v); !s) return s.error();
   if (tinygradArena) *tinygradArena = tinygradArenaBytes(*plan);
   std::vector<char> viewed = splitArenas(*plan);
   Model m;
   m.name = name;
   m.linear = linear;
+  for (const ScheduleVar &v : plan->vars) {
+    auto it = bound.find(v.name);
+    m.vars.push_back(ModelVar{v.name, "int64_t", v.min, v.max, it == bound.end() ? std::nullopt : std::optional(it->second)});
+  }
   m.plan = std::move(*plan);
   size_t n = m.plan.buffers.size();
   std::vector<int> firstAccess(n, 0); // 0 none, 1 read, 2 write

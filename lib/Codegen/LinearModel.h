@@ -14,6 +14,7 @@
 
 #include "Codegen/Model.h"
 
+#include <map>
 #include <string>
 
 namespace tgc {
@@ -21,8 +22,12 @@ namespace tgc {
 /// The model of a LINEAR node (see the file comment); `name` must be a C
 /// identifier. tinygrad's arenas are split back into one buffer per region
 /// (views that overlap stay one region), so planMemory replans them;
-/// `tinygradArena` (if given) receives the arenas' total size.
-Result<Model> modelFromLinear(const UOp *linear, const std::string &name, int64_t *tinygradArena = nullptr);
+/// `tinygradArena` (if given) receives the arenas' total size. The model's
+/// variables are its kernels' (a LINEAR does not say what they are bound
+/// to); `bound` gives their default values by name (tinygrad's var_vals),
+/// each checked against the variable's range.
+Result<Model> modelFromLinear(const UOp *linear, const std::string &name, int64_t *tinygradArena = nullptr,
+                              const std::map<std::string, int64_t> &bound = {});
 
 /// Per PARAM slot of a kernel SINK: bit 0 = read, bit 1 = written.
 std::vector<unsigned> kernelParamAccess(const UOp *sink, unsigned numArgs);

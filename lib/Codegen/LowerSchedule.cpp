@@ -303,7 +303,9 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
       const ScheduleKernel &k = plan.kernels[i];
       KernelOptions opts = kernelOpts;
       opts.polyTranscendentals = kernelOpts.polyTranscendentals && !attrs[i].libmTranscendentals;
-      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, k.noalias, opts, works[i], dotTiles[i]});
+      std::vector<std::string> vars;
+      for (int j : k.vars) vars.push_back(plan.vars[size_t(j)].name);
+      Status s = lowerKernelToMLIR(*grp.module, bodies[i], KernelSpec{k.symbol, k.numArgs, vars, k.noalias, opts, works[i], dotTiles[i]});
       if (!s) return inKernel(s.error(), k);
     }
   }
@@ -312,12 +314,10 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     ModuleOp main = *groups[0].module;
     OpBuilder b(main.getContext());
     b.setInsertionPointToEnd(main.getBody());
-    Type ptr = LLVM::LLVMPointerType::get(main.getContext());
     for (size_t g = 1; g < numGroups; ++g)
       for (size_t i : groups[g].kernels) {
         const ScheduleKernel &k = plan.kernels[i];
-        func::FuncOp::create(b, b.getUnknownLoc(), k.symbol, b.getFunctionType(std::vector<Type>(k.numArgs, ptr), {}))
-            .setPrivate();
+        func::FuncOp::create(b, b.getUnknownLoc(), k.symbol, kernelFunctionType(b, k.numArgs, k.vars.size())).setPrivate();
       }
     if (hooks.addMLIR)
       if (Status s = hooks.addMLIR(main); !s) return s.error();

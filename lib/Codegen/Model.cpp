@@ -25,9 +25,10 @@
 #include "Schedule/Sugar.h"
 
 #include <algorithm>
-#include <numeric>
+#include <charconv>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace tgc {
@@ -37,6 +38,31 @@ const ModelTensor *Model::find(std::string_view n) const {
   for (const ModelTensor &t : tensors)
     if (t.name == n) return &t;
   return nullptr;
+}
+
+Result<std::vector<int64_t>> Model::varValues(const std::map<std::string, int64_t> &given) const {
+  std::map<std::string, int64_t> values;
+  for (const ModelVar &v : vars)
+    if (v.bound) values[v.name] = *v.bound;
+  for (const auto &[name, value] : given) values[name] = value;
+  for (const ModelVar &v : vars)
+    if (!values.count(v.name))
+      return Diagnostic(Location(), "variable '" + v.name + "' has no value: give one with --var " + v.name + "=N (" +
+                                        std::to_string(v.min) + ".." + std::to_string(v.max) + ")");
+  return plan.bindVars(values);
+}
+
+Result<std::pair<std::string, int64_t>> parseVarAssignment(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return Diagnostic(Location(), "--var expects NAME=VALUE, got '" + std::string(text) + "'");
+  std::string_view digits = text.substr(eq + 1);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    return Diagnostic(Location(), "--var " + std::string(text.substr(0, eq)) + ": '" + std::string(digits) +
+                                      "' is not an integer");
+  return std::pair(std::string(text.substr(0, eq)), v);
 }
 
 std::string cIdentifier(std::string_view s) {
@@ -73,6 +99,48 @@ int64_t nodeIdOf(const Context &ctx, const UOp *u, uint32_t firstTextId) {
   const Location *l = ctx.location(u);
   if (l && l->nodeId >= 0) return l->nodeId;
   return int64_t(u->id()) - int64_t(firstTextId);
+}
+
+bool isGraphVariable(const UOp *u) { return u->is(Op::BUFFER) && u->addrspace() == AddrSpace::ALU; }
+
+/// The graph's variables by name: its 0-d BUFFERs in the ALU address space,
+/// with their range and the value AFTER(var, STORE(var, CONST v)) binds.
+std::map<std::string, ModelVar> graphVariables(const std::vector<const UOp *> &nodes) {
+  std::map<std::string, ModelVar> vars;
+  for (const UOp *u : nodes) {
+    if (!isGraphVariable(u)) continue;
+    const Value *name = u->arg().field("name");
+    if (!name || name->kind() != Value::Kind::Str) continue;
+    ModelVar &v = vars[name->str()];
+    v.name = name->str();
+    v.min = u->vminInt();
+    v.max = u->vmaxInt();
+  }
+  for (const UOp *u : nodes) {
+    if (!u->is(Op::AFTER) || u->numSrc() != 2 || !isGraphVariable(u->src(0))) continue;
+    const UOp *st = u->src(1);
+    if (!st->is(Op::STORE) || st->numSrc() != 2 || st->src(0) != u->src(0) || !st->src(1)->is(Op::CONST) ||
+        !st->src(1)->arg().isInt())
+      continue;
+    const Value *name = u->src(0)->arg().field("name");
+    if (name && name->kind() == Value::Kind::Str) vars[name->str()].bound = st->src(1)->arg().getInt();
+  }
+  return vars;
+}
+
+/// Model::vars for the plan's variables, with the graph's bound values; the
+/// graph's variables no kernel reads are appended to the plan (accepted and
+/// ignored, like an unread input).
+std::vector<ModelVar> bindModelVars(SchedulePlan &plan, std::map<std::string, ModelVar> graphVars) {
+  for (const auto &[name, v] : graphVars)
+    if (plan.indexOfVar(name) < 0) plan.vars.push_back(ScheduleVar{name, dtypes::WeakInt, v.min, v.max});
+  std::vector<ModelVar> out;
+  for (const ScheduleVar &sv : plan.vars) {
+    ModelVar v{sv.name, "int64_t", sv.min, sv.max, std::nullopt};
+    if (auto it = graphVars.find(sv.name); it != graphVars.end()) v.bound = it->second.bound;
+    out.push_back(v);
+  }
+  return out;
 }
 
 struct Attempt {
@@ -188,7 +256,7 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
     if (const Location *l = ctx.location(u); l && l->nodeId < 0 && l->line) firstTextId = std::min(firstTextId, u->id());
   std::map<int64_t, ModelTensor> bound;
   for (const UOp *u : nodes) {
-    if (!u->is(Op::BUFFER)) continue;
+    if (!u->is(Op::BUFFER) || isGraphVariable(u)) continue; // a variable is an argument, not a tensor
     int i = planIndex(m.plan, u);
     bool unread = i < 0;
     if (unread) {
@@ -216,6 +284,7 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
     bound.emplace(k, std::move(t));
   }
   for (auto &[k, t] : bound) m.tensors.push_back(std::move(t));
+  m.vars = bindModelVars(m.plan, graphVariables(nodes));
 
   // Outputs, in SINK order.
   for (size_t i = 0; i < sink->numSrc(); ++i) {

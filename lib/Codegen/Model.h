@@ -22,6 +22,8 @@
 #include "IR/Graph.h"
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,17 @@ struct ModelTensor {
   bool needsData = true;
 };
 
+/// A variable of the model (tinygrad's Variable: a symbolic batch, a decoding
+/// position, a reduction length): an integer bound at each run, in [min, max].
+/// The kernels take it as an argument; the buffers are sized for max.
+struct ModelVar {
+  std::string name;
+  std::string cType = "int64_t"; ///< its type in the entry point (the kernels' index width)
+  int64_t min = 0, max = 0;
+  /// The value the graph binds (AFTER(var, STORE(var, CONST))): the default.
+  std::optional<int64_t> bound;
+};
+
 struct Model {
   std::string name;             ///< a C identifier (from the graph's file stem unless given)
   const UOp *linear = nullptr;  ///< the LINEAR of CALLs
@@ -58,10 +71,21 @@ struct Model {
   /// interface names every BUFFER of the graph, whatever the optimizer removed.
   SchedulePlan plan;
   std::vector<ModelTensor> tensors; ///< inputs and in-outs in node-id order, then outputs in SINK order
+  /// One per plan.vars, in its order (by name): the graph's variables, also
+  /// one no kernel reads (appended to plan.vars, like an unread input).
+  std::vector<ModelVar> vars;
 
   /// The tensor named `name`, or null.
   const ModelTensor *find(std::string_view name) const;
+  /// The value of every variable, in vars order: `given` by name, else its
+  /// bound value. A diagnostic for an unknown name, a variable with no
+  /// value, or a value outside [min, max].
+  Result<std::vector<int64_t>> varValues(const std::map<std::string, int64_t> &given = {}) const;
 };
+
+/// Parses a variable assignment NAME=VALUE (`--var`): a diagnostic for a
+/// missing name or '=', or a VALUE that is not a decimal int64.
+Result<std::pair<std::string, int64_t>> parseVarAssignment(std::string_view text);
 
 struct ModelOptions {
   std::string name;                  ///< Model::name; default: the graph file's stem (made a C identifier)

@@ -7,13 +7,17 @@
 // tensors are the caller's pointers, intermediates live at their memory-plan
 // offsets in one workspace.
 //
-//   NAME_run_tensors(tensors, ws):
+//   NAME_run_vars(tensors, vars, ws):
 //     any tensor pointer NULL (non-empty tensor)  -> TGC_ERR_NULL_TENSOR
 //     misaligned tensor / workspace               -> TGC_ERR_MISALIGNED
+//     vars == NULL: the variables' defaults, or TGC_ERR_NO_VARS if one has none
+//     a variable outside its [min, max]           -> TGC_ERR_VAR_RANGE
 //     ws == NULL and a workspace is needed: aligned_alloc, or TGC_ERR_NO_MEMORY
 //     copy-in, the calls, copy-out (tensors that do not own their buffer)
 //     free what it allocated; return TGC_OK
-//   NAME_run(p0, ..., pN, ws): packs the pointers and calls NAME_run_tensors.
+//   NAME_run_tensors(tensors, ws): NAME_run_vars(tensors, NULL, ws).
+//   NAME_run(p0, ..., pN, v0, ..., vM, ws): packs the pointers and the
+//     variables' values and calls NAME_run_vars.
 //
 // Embedded weights (ModelWeights::embedded) are internal read-only globals,
 // 64-byte aligned; the entry uses their address as the tensor's. External
@@ -65,6 +69,8 @@ std::string weightSymbol(const Model &m, size_t i) { return m.name + "_weight_" 
 /// The table of external weight pointers, the observer {fn, ctx}, and the weights spec.
 std::string weightPtrsSymbol(const Model &m) { return m.name + "_weight_ptrs"; }
 std::string observerSymbol(const Model &m) { return m.name + "_observer"; }
+/// The variables' default values (int64_t[]), for NAME_run_vars(tensors, NULL, ws).
+std::string varDefaultsSymbol(const Model &m) { return m.name + "_var_defaults"; }
 
 class EntryBuilder {
 public:
@@ -86,6 +92,10 @@ public:
                              LLVM::Linkage::External, weightPtrsSymbol(model_), mlir::Attribute());
     LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(ptr_, 2), /*isConstant=*/false, LLVM::Linkage::External,
                            observerSymbol(model_), mlir::Attribute());
+    if (!model_.vars.empty())
+      LLVM::GlobalOp::create(b_, loc_, LLVM::LLVMArrayType::get(b_.getI64Type(), model_.vars.size()), /*isConstant=*/true,
+                             LLVM::Linkage::External, varDefaultsSymbol(model_), mlir::Attribute());
+    buildVarsEntry();
     buildTensorsEntry();
     buildPositionalEntry();
     buildSetObserver();
@@ -121,20 +131,43 @@ private:
                                LLVM::GEPNoWrapFlags::inbounds);
   }
 
+  /// The variables' values, vars[j] or (vars == NULL) their defaults, each
+  /// checked against its range: a value outside would index past the buffers.
+  std::vector<mlir::Value> loadVars(mlir::Value vars, mlir::Value &err) {
+    if (model_.vars.empty()) return {};
+    mlir::Value none = isNull(vars);
+    mlir::Value defaults = LLVM::AddressOfOp::create(b_, loc_, ptr_, varDefaultsSymbol(model_));
+    mlir::Value src = arith::SelectOp::create(b_, loc_, none, defaults, vars);
+    std::vector<mlir::Value> values;
+    for (size_t j = 0; j < model_.vars.size(); ++j) {
+      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, b_.getI64Type(), src, llvm::ArrayRef<LLVM::GEPArg>{int32_t(j)},
+                                             LLVM::GEPNoWrapFlags::inbounds);
+      mlir::Value v = values.emplace_back(LLVM::LoadOp::create(b_, loc_, b_.getI64Type(), slot));
+      mlir::Value low = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::slt, v, i64(model_.vars[j].min));
+      mlir::Value high = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::sgt, v, i64(model_.vars[j].max));
+      err = failIf(arith::OrIOp::create(b_, loc_, low, high), TGC_ERR_VAR_RANGE, err);
+    }
+    // (last: a missing default is the error, not the range of its placeholder)
+    bool allDefaults = std::all_of(model_.vars.begin(), model_.vars.end(), [](const ModelVar &v) { return v.bound.has_value(); });
+    if (!allDefaults) err = failIf(none, TGC_ERR_NO_VARS, err);
+    return values;
+  }
+
   /// The calls, observed when an observer is set: if (!fn) calls; else { fn(ctx, i, k, 0); call i; fn(ctx, i, k, 1); ... }
-  void emitCalls(const std::vector<mlir::Value> &base) {
+  void emitCalls(const std::vector<mlir::Value> &base, const std::vector<mlir::Value> &vars) {
     const SchedulePlan &plan = model_.plan;
     auto baseOf = [&](int bi) { return base[bi]; };
+    auto varOf = [&](int j) { return vars[size_t(j)]; };
     if (plan.calls.empty()) return;
     mlir::Value fn = LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(observerSymbol(model_), 0));
     auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{}, isNull(fn), /*withElse=*/true);
     b_.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    codegen::emitScheduleCalls(b_, plan, baseOf);
+    codegen::emitScheduleCalls(b_, plan, baseOf, varOf);
     b_.setInsertionPointToStart(&ifOp.getElseRegion().front());
     mlir::Value ctx = LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(observerSymbol(model_), 1));
     auto voidTy = LLVM::LLVMVoidType::get(b_.getContext());
     auto observerTy = LLVM::LLVMFunctionType::get(voidTy, {ptr_, b_.getI32Type(), b_.getI32Type(), b_.getI32Type()});
-    codegen::emitScheduleCalls(b_, plan, baseOf, [&](size_t call, bool end) {
+    codegen::emitScheduleCalls(b_, plan, baseOf, varOf, [&](size_t call, bool end) {
       const ScheduleCall &c = plan.calls[call];
       int32_t kernel = c.kind == ScheduleCall::Kind::Kernel ? int32_t(c.kernel) : -1;
       LLVM::CallOp::create(b_, loc_, observerTy, mlir::ValueRange{fn, ctx, i32(int32_t(call)), i32(kernel), i32(end)});
@@ -142,15 +175,15 @@ private:
     b_.setInsertionPointAfter(ifOp);
   }
 
-  void buildTensorsEntry() {
+  void buildVarsEntry() {
     auto allocFn = func::FuncOp::create(b_, loc_, "aligned_alloc",
                                         b_.getFunctionType({b_.getI64Type(), b_.getI64Type()}, {ptr_}));
     allocFn.setPrivate();
     auto freeFn = func::FuncOp::create(b_, loc_, "free", b_.getFunctionType({ptr_}, {}));
     freeFn.setPrivate();
 
-    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run_tensors",
-                                   b_.getFunctionType({ptr_, ptr_}, {b_.getI32Type()}));
+    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run_vars",
+                                   b_.getFunctionType({ptr_, ptr_, ptr_}, {b_.getI32Type()}));
     Block *entry = fn.addEntryBlock();
     Block *fail = fn.addBlock();
     fail->addArgument(b_.getI32Type(), loc_);
@@ -160,7 +193,7 @@ private:
 
     // Checks.
     b_.setInsertionPointToEnd(entry);
-    mlir::Value tensors = entry->getArgument(0), wsArg = entry->getArgument(1);
+    mlir::Value tensors = entry->getArgument(0), wsArg = entry->getArgument(2);
     std::vector<mlir::Value> data(model_.tensors.size());
     mlir::Value err = i32(TGC_OK);
     for (size_t a = 0; a < exposed_.size(); ++a) {
@@ -179,6 +212,7 @@ private:
           LLVM::LoadOp::create(b_, loc_, ptr_, pointerSlot(weightPtrsSymbol(model_), int32_t(j)));
       err = failIf(isNull(p), TGC_ERR_NO_WEIGHTS, err);
     }
+    std::vector<mlir::Value> vars = loadVars(entry->getArgument(1), err);
     bool needWs = mem_.workspaceBytes > 0;
     if (needWs) err = failIf(misaligned(wsArg, MemoryPlan::kAlignment), TGC_ERR_MISALIGNED, err);
     mlir::Value bad = arith::CmpIOp::create(b_, loc_, arith::CmpIPredicate::ne, err, i32(TGC_OK));
@@ -223,7 +257,7 @@ private:
       }
     };
     copies(true);
-    emitCalls(base);
+    emitCalls(base, vars);
     copies(false);
     if (needWs) {
       auto ifOp = scf::IfOp::create(b_, loc_, TypeRange{}, allocated, /*withElse=*/false);
@@ -235,23 +269,45 @@ private:
     b_.setInsertionPointAfter(fn);
   }
 
+  /// NAME_run_tensors(tensors, ws) = NAME_run_vars(tensors, NULL, ws).
+  void buildTensorsEntry() {
+    auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run_tensors",
+                                   b_.getFunctionType({ptr_, ptr_}, {b_.getI32Type()}));
+    Block *entry = fn.addEntryBlock();
+    b_.setInsertionPointToEnd(entry);
+    mlir::Value none = LLVM::ZeroOp::create(b_, loc_, ptr_);
+    auto call = func::CallOp::create(b_, loc_, model_.name + "_run_vars", TypeRange{b_.getI32Type()},
+                                     mlir::ValueRange{entry->getArgument(0), none, entry->getArgument(1)});
+    func::ReturnOp::create(b_, loc_, call.getResult(0));
+    b_.setInsertionPointAfter(fn);
+  }
+
+  /// `values` stored into a stack array of `t` elements (NULL when empty).
+  mlir::Value packArray(mlir::ValueRange values, Type t) {
+    if (values.empty()) return LLVM::ZeroOp::create(b_, loc_, ptr_);
+    mlir::Value array = LLVM::AllocaOp::create(b_, loc_, ptr_, t, i64(int64_t(values.size())));
+    for (size_t i = 0; i < values.size(); ++i) {
+      mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, t, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+                                             LLVM::GEPNoWrapFlags::inbounds);
+      LLVM::StoreOp::create(b_, loc_, values[i], slot);
+    }
+    return array;
+  }
+
+  /// NAME_run(tensors..., variables..., ws).
   void buildPositionalEntry() {
-    size_t n = exposed_.size();
-    std::vector<Type> params(n + 1, ptr_);
+    size_t n = exposed_.size(), nv = model_.vars.size();
+    std::vector<Type> params(n, ptr_);
+    params.insert(params.end(), nv, b_.getI64Type());
+    params.push_back(ptr_);
     auto fn = func::FuncOp::create(b_, loc_, model_.name + "_run", b_.getFunctionType(params, {b_.getI32Type()}));
     Block *entry = fn.addEntryBlock();
     b_.setInsertionPointToEnd(entry);
-    mlir::Value array = LLVM::ZeroOp::create(b_, loc_, ptr_);
-    if (n > 0) {
-      array = LLVM::AllocaOp::create(b_, loc_, ptr_, ptr_, i64(int64_t(n)));
-      for (size_t i = 0; i < n; ++i) {
-        mlir::Value slot = LLVM::GEPOp::create(b_, loc_, ptr_, ptr_, array, llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
-                                               LLVM::GEPNoWrapFlags::inbounds);
-        LLVM::StoreOp::create(b_, loc_, entry->getArgument(i), slot);
-      }
-    }
-    auto call = func::CallOp::create(b_, loc_, model_.name + "_run_tensors", TypeRange{b_.getI32Type()},
-                                     mlir::ValueRange{array, entry->getArgument(n)});
+    mlir::ValueRange args = entry->getArguments();
+    mlir::Value tensors = packArray(args.take_front(n), ptr_);
+    mlir::Value vars = packArray(args.drop_front(n).take_front(nv), b_.getI64Type());
+    auto call = func::CallOp::create(b_, loc_, model_.name + "_run_vars", TypeRange{b_.getI32Type()},
+                                     mlir::ValueRange{tensors, vars, args.back()});
     func::ReturnOp::create(b_, loc_, call.getResult(0));
     b_.setInsertionPointAfter(fn);
   }
@@ -285,6 +341,15 @@ Status addGlobals(llvm::Module &m, const Model &model, const ModelWeights &weigh
     g->setInitializer(llvm::ConstantDataArray::getRaw(bytes, bytes.size(), llvm::Type::getInt8Ty(m.getContext())));
     g->setLinkage(llvm::GlobalValue::InternalLinkage);
     g->setAlignment(llvm::Align(MemoryPlan::kAlignment));
+  }
+  if (!model.vars.empty()) {
+    llvm::GlobalVariable *g = m.getGlobalVariable(varDefaultsSymbol(model));
+    if (!g) return modelError(model, "internal: the variables' defaults were not declared");
+    std::vector<uint64_t> defaults;
+    for (const ModelVar &v : model.vars) defaults.push_back(uint64_t(v.bound.value_or(0)));
+    g->setInitializer(llvm::ConstantDataArray::get(m.getContext(), defaults));
+    g->setLinkage(llvm::GlobalValue::InternalLinkage);
+    g->setAlignment(llvm::Align(8));
   }
   std::vector<std::string> tables = {observerSymbol(model)};
   if (!weights.external.empty()) tables.push_back(weightPtrsSymbol(model));
@@ -338,6 +403,35 @@ llvm::Function *addBindWeights(llvm::Module &m, const Model &model, const ModelW
   return fn;
 }
 
+/// An exported constant array of `rows` of type `rowTy`, 8-byte aligned.
+llvm::GlobalVariable *exportTable(llvm::Module &m, llvm::StructType *rowTy, const std::vector<llvm::Constant *> &rows,
+                                  const std::string &name) {
+  auto *ty = llvm::ArrayType::get(rowTy, rows.size());
+  auto *table = new llvm::GlobalVariable(m, ty, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantArray::get(ty, rows), name);
+  table->setAlignment(llvm::Align(8));
+  return table;
+}
+
+/// NAME_vars[]: a tgc_var_info row per variable.
+llvm::GlobalVariable *addVarTable(llvm::Module &m, const Model &model,
+                                  const std::function<llvm::Constant *(const std::string &, const std::string &)> &str) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptrTy = llvm::PointerType::get(ctx, 0);
+  auto *i64Ty = llvm::Type::getInt64Ty(ctx);
+  auto *i32Ty = llvm::Type::getInt32Ty(ctx);
+  auto *varTy = llvm::StructType::create(ctx, {ptrTy, ptrTy, i64Ty, i64Ty, i64Ty, i32Ty, i32Ty}, "tgc_var_info");
+  std::vector<llvm::Constant *> rows;
+  for (size_t j = 0; j < model.vars.size(); ++j) {
+    const ModelVar &v = model.vars[j];
+    std::string prefix = ".tgc." + model.name + ".v" + std::to_string(j);
+    rows.push_back(llvm::ConstantStruct::get(
+        varTy, {str(v.name, prefix + ".name"), str(v.cType, prefix + ".ctype"), llvm::ConstantInt::get(i64Ty, v.min),
+                llvm::ConstantInt::get(i64Ty, v.max), llvm::ConstantInt::get(i64Ty, v.bound.value_or(0)),
+                llvm::ConstantInt::get(i32Ty, v.bound.has_value()), llvm::ConstantInt::get(i32Ty, 0)}));
+  }
+  return exportTable(m, varTy, rows, model.name + "_vars");
+}
+
 /// NAME_tensors[] and NAME_model (Runtime/ModelABI.h layouts).
 Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, const ModelWeights &weights) {
   std::vector<size_t> exposed = exposedTensors(model, weights.placed());
@@ -376,10 +470,7 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
                    llvm::ConstantInt::get(i32Ty, modelDTypeCode(t.dtype)), llvm::ConstantInt::get(i32Ty, t.shape.size()),
                    llvm::ConstantInt::get(i32Ty, t.dtype.itemsize())}));
   }
-  auto *tableTy = llvm::ArrayType::get(tensorTy, rows.size());
-  auto *table = new llvm::GlobalVariable(m, tableTy, true, llvm::GlobalValue::ExternalLinkage,
-                                         llvm::ConstantArray::get(tableTy, rows), model.name + "_tensors");
-  table->setAlignment(llvm::Align(8));
+  llvm::GlobalVariable *table = exportTable(m, tensorTy, rows, model.name + "_tensors");
   llvm::Function *run = m.getFunction(model.name + "_run_tensors");
   if (!run) return modelError(model, "internal: the entry function was not emitted");
   llvm::Function *setObserver = m.getFunction(model.name + "_set_observer");
@@ -395,8 +486,12 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
     names.push_back(str(kernelNameText[k], ".tgc." + model.name + ".k" + std::to_string(k)));
   auto *namesTy = llvm::ArrayType::get(ptrTy, names.size());
   auto *kernelNames = privateConst(llvm::ConstantArray::get(namesTy, names), ".tgc." + model.name + ".kernels");
+  llvm::GlobalVariable *varTable = addVarTable(m, model, str);
+  llvm::Function *runVars = m.getFunction(model.name + "_run_vars");
+  if (!runVars) return modelError(model, "internal: the variables' entry was not emitted");
   auto *modelTy = llvm::StructType::create(
-      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty}, "tgc_model_info");
+      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty, ptrTy, ptrTy, i32Ty, i32Ty},
+      "tgc_model_info");
   auto *desc = new llvm::GlobalVariable(
       m, modelTy, true, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantStruct::get(modelTy, {str(model.name, ".tgc." + model.name + ".name"), table, run,
@@ -405,7 +500,9 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
                                           llvm::ConstantInt::get(i32Ty, TGC_MODEL_ABI_VERSION),
                                           llvm::ConstantInt::get(i32Ty, int(exposed.size())), bind, spec, setObserver,
                                           kernelNames, llvm::ConstantInt::get(i32Ty, int(names.size())),
-                                          llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size()))}),
+                                          llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size())), runVars, varTable,
+                                          llvm::ConstantInt::get(i32Ty, int(model.vars.size())),
+                                          llvm::ConstantInt::get(i32Ty, 0)}),
       model.name + "_model");
   desc->setAlignment(llvm::Align(8));
   return Status::success();
@@ -418,6 +515,8 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
     return modelError(model, "model name '" + model.name + "' is not a C identifier");
   if (memory.offset.size() != model.plan.buffers.size() || memory.owner.size() != model.plan.buffers.size())
     return modelError(model, "the memory plan does not match the model's buffers");
+  if (model.vars.size() != model.plan.vars.size())
+    return modelError(model, "the model's variables do not match its schedule's");
   const ModelWeights &weights = opts.weights;
   for (const auto &[i, bytes] : weights.embedded)
     if (i >= model.tensors.size() || model.tensors[i].role != ModelTensor::Role::Input ||

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -45,6 +46,40 @@ std::string upper(std::string s) {
 }
 
 std::string i64(int64_t v) { return "INT64_C(" + std::to_string(v) + ")"; }
+
+/// The parameter names of NAME_run's variables: C identifiers of their names,
+/// "var_" before one that a tensor's parameter or `workspace` already has.
+std::vector<std::string> varParamNames(const Model &model, const std::vector<size_t> &exposed) {
+  std::set<std::string> taken{"workspace"};
+  for (size_t i : exposed) taken.insert(cIdentifier(model.tensors[i].name));
+  std::vector<std::string> out;
+  for (const ModelVar &v : model.vars) {
+    std::string n = cIdentifier(v.name);
+    out.push_back(taken.count(n) ? "var_" + n : n);
+  }
+  return out;
+}
+
+/// The variables' constants: NAME_VAR_<V>_INDEX, _NAME, _MIN, _MAX, _DEFAULT.
+void varConstants(std::ostringstream &h, const Model &model, const std::string &NAME) {
+  if (model.vars.empty()) return;
+  h << "/* Variables (tinygrad Variables): " << model.name << "_run takes each as an argument after the tensors, in\n"
+    << " * this order; buffers are sized for the maximum, a value outside [MIN, MAX] is refused with\n"
+    << " * TGC_ERR_VAR_RANGE. _DEFAULT is the value the exported graph binds (" << model.name << "_run_tensors uses it). */\n";
+  for (size_t j = 0; j < model.vars.size(); ++j) {
+    const ModelVar &v = model.vars[j];
+    std::string V = NAME + "_VAR_" + upper(cIdentifier(v.name));
+    h << "/* " << v.name << ": " << v.cType << " in [" << v.min << ", " << v.max << "]";
+    if (v.bound) h << ", default " << *v.bound;
+    h << " */\n";
+    h << "#define " << V << "_INDEX " << j << "\n";
+    h << "#define " << V << "_NAME \"" << v.name << "\"\n";
+    h << "#define " << V << "_MIN " << i64(v.min) << "\n";
+    h << "#define " << V << "_MAX " << i64(v.max) << "\n";
+    if (v.bound) h << "#define " << V << "_DEFAULT " << i64(*v.bound) << "\n";
+  }
+  h << "\n";
+}
 
 } // namespace
 
@@ -149,6 +184,7 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
   }
   h << "#define " << NAME << "_NUM_KERNELS " << model.plan.kernels.size() << "\n";
   h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
+  h << "#define " << NAME << "_NUM_VARS " << model.vars.size() << "\n";
   h << "#define " << NAME << "_WORKSPACE_BYTES " << i64(memory.workspaceBytes) << "\n";
   h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n\n";
   for (size_t i = 0; i < exposed.size(); ++i) {
@@ -175,16 +211,23 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
     h << "#define " << T << "_BYTES " << i64(t.bytes) << "\n";
     h << "#define " << T << "_ALIGN " << t.dtype.itemsize() << "\n\n";
   }
-  h << "/* Runs the model once. Arguments in tensor order (" << NAME << "_*_INDEX), then the workspace. */\n";
+  varConstants(h, model, NAME);
+  h << "/* Runs the model once. Arguments in tensor order (" << NAME << "_*_INDEX), "
+    << (model.vars.empty() ? "" : "then the variables (" + NAME + "_VAR_*_INDEX), ") << "then the workspace. */\n";
   h << "int " << name << "_run(";
   for (size_t i : exposed) {
     const ModelTensor &t = model.tensors[i];
     h << (t.role == ModelTensor::Role::Input ? "const " : "") << cElementType(t.dtype) << " *" << cIdentifier(t.name)
       << ", ";
   }
+  std::vector<std::string> varNames = varParamNames(model, exposed);
+  for (size_t j = 0; j < model.vars.size(); ++j) h << model.vars[j].cType << " " << varNames[j] << ", ";
   h << "void *workspace);\n";
-  h << "/* The same with tensors[i] = the data of tensor i (for generic drivers). */\n";
+  h << "/* The same with tensors[i] = the data of tensor i (for generic drivers)"
+    << (model.vars.empty() ? "" : ", the variables at their defaults") << ". */\n";
   h << "int " << name << "_run_tensors(void *const *tensors, void *workspace);\n";
+  h << "/* The same with vars[j] = the value of variable j (NULL: each its default, TGC_ERR_NO_VARS if one has none). */\n";
+  h << "int " << name << "_run_vars(void *const *tensors, const int64_t *vars, void *workspace);\n";
   h << "/* Profiling: fn(ctx, call, kernel, end) around every call of later runs; NULL turns it off. */\n";
   h << "void " << name << "_set_observer(tgc_call_observer fn, void *ctx);\n";
   if (!weights.external.empty()) {
@@ -197,6 +240,7 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
   h << "\n";
   h << "/* The metadata table (runtime-queryable) and the model descriptor. */\n";
   h << "extern const tgc_tensor_info " << name << "_tensors[];\n";
+  h << "extern const tgc_var_info " << name << "_vars[];\n";
   h << "extern const tgc_model_info " << name << "_model;\n\n";
   h << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* TGC_MODEL_" << NAME << "_H */\n";
   return h.str();

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/ParallelLoop.h"
+#include "Codegen/KernelToMLIR.h"
 #include "Codegen/MatmulTiling.h"
 
 #include <map>
@@ -23,6 +24,14 @@ std::optional<int64_t> tripCount(const UOp *range) {
   if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->is(Op::CONST) || !range->src(0)->arg().isInt())
     return std::nullopt;
   return range->src(0)->arg().getInt();
+}
+
+std::optional<int64_t> maxTripCount(const UOp *range) {
+  if (std::optional<int64_t> n = tripCount(range)) return n;
+  if (!range->is(Op::RANGE) || range->numSrc() < 1 || !range->src(0)->dtype().isInt()) return std::nullopt;
+  const ValueRange &b = range->src(0)->vrange();
+  if (b.isFloat || b.imax > (int64_t(1) << 40)) return std::nullopt;
+  return std::max<int64_t>(b.imax, 0);
 }
 
 namespace {
@@ -77,7 +86,7 @@ int64_t kernelLoopWork(const UOp *sink) {
     int64_t work = 1;
     for (const UOp *u : toposort(effect)) {
       if (!u->is(Op::RANGE)) continue;
-      std::optional<int64_t> n = tripCount(u);
+      std::optional<int64_t> n = maxTripCount(u);
       if (!n || *n < 0) return -1;
       work = *n > 0 && work > kMax / *n ? kMax : work * *n;
     }
@@ -102,6 +111,7 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t wor
   if (effects.empty() || !effects.back()->is(Op::END) || effects.back()->numSrc() < 2) return nullptr;
   const UOp *r = effects.back()->src(1);
   std::optional<int64_t> n = r->is(Op::RANGE) ? tripCount(r) : std::nullopt;
+  if (!n && r->is(Op::RANGE) && isVariable(r->src(0))) n = maxTripCount(r);
   if (!n || *n < 2 || isReduceAxis(r)) return nullptr;
   // A table is filled by every chunk before its part of the loop (the body
   // runs it first): it may depend on no iteration of the loop.

@@ -23,16 +23,21 @@ bool dependsOn(const UOp *u, const UOp *x);
 
 /// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
 std::optional<int64_t> tripCount(const UOp *range);
+/// The most iterations a RANGE runs: its literal trip count, or the largest
+/// value of a symbolic bound (a variable's maximum); nullopt if unbounded.
+std::optional<int64_t> maxTripCount(const UOp *range);
 
 /// Product of the trip counts of the distinct RANGEs of a kernel's loop nest
 /// (a proxy for its work), summed over the nests of a kernel that runs
-/// several one after another; -1 when a trip count is not a literal.
+/// several one after another; a symbolic trip count counts at its maximum
+/// (the work the kernel is compiled for); -1 when one is unbounded.
 int64_t kernelLoopWork(const UOp *sink);
 
 /// The RANGE to run on threads, or nullptr. It must be the outermost range of
 /// the kernel's only top-level END (or of its last one, after ENDs that fill
-/// kernel-local tables without it, which every chunk then runs first), a literal trip count >= 2, not a REDUCE
-/// axis; every STORE must depend on it (iterations write disjoint elements),
+/// kernel-local tables without it, which every chunk then runs first), with a
+/// literal trip count >= 2 or a variable one (RANGE(PARAM n), n up to >= 2: its
+/// value is the pool's count), not a REDUCE axis; every STORE must depend on it (iterations write disjoint elements),
 /// and a buffer that is stored may only be loaded at exactly the stored index
 /// (in-place updates), so no iteration reads what another writes. With tables,
 /// `work` must also outweigh their refills (every chunk fills them again).

@@ -30,7 +30,7 @@ using namespace mlir;
 
 struct CompiledSchedule::Native {
   std::unique_ptr<codegen::Jit> jit;
-  void (*run)(void **) = nullptr;
+  void (*run)(void **, const int64_t *) = nullptr;
   std::vector<void (*)(void **)> entries; // per kernel
 };
 
@@ -38,26 +38,29 @@ CompiledSchedule::~CompiledSchedule() = default;
 
 namespace {
 
-// func.func @tgc_run(%buffers: !llvm.ptr): the LINEAR in order.
+// func.func @tgc_run(%buffers: !llvm.ptr, %vars: !llvm.ptr): the LINEAR in order.
 Status buildRunFunction(ModuleOp module, const SchedulePlan &plan, const std::string &symbol) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   mlir::Location loc = b.getUnknownLoc();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = func::FuncOp::create(b, loc, symbol, b.getFunctionType({ptr}, {}));
+  auto fn = func::FuncOp::create(b, loc, symbol, b.getFunctionType({ptr, ptr}, {}));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToEnd(body);
-  std::map<int, mlir::Value> bases;
-  codegen::emitScheduleCalls(b, plan, [&](int i) {
-    auto [it, inserted] = bases.try_emplace(i);
+  // element i of array argument `arg`, loaded once
+  std::map<std::pair<unsigned, int>, mlir::Value> loaded;
+  auto element = [&](unsigned arg, int i, Type t) {
+    auto [it, inserted] = loaded.try_emplace({arg, i});
     if (inserted) {
-      mlir::Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
+      mlir::Value slot = LLVM::GEPOp::create(b, loc, ptr, t, body->getArgument(arg), llvm::ArrayRef<LLVM::GEPArg>{int32_t(i)},
                                              LLVM::GEPNoWrapFlags::inbounds);
-      it->second = LLVM::LoadOp::create(b, loc, ptr, slot);
+      it->second = LLVM::LoadOp::create(b, loc, t, slot);
     }
     return it->second;
-  });
+  };
+  codegen::emitScheduleCalls(
+      b, plan, [&](int i) { return element(0, i, ptr); }, [&](int j) { return element(1, j, b.getI64Type()); });
   func::ReturnOp::create(b, loc);
   return Status::success();
 }
@@ -73,7 +76,7 @@ codegen::ScheduleModuleHooks runHooks(const SchedulePlan &plan, const CodegenOpt
 namespace codegen {
 
 void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::function<mlir::Value(int)> &base,
-                       const std::function<void(size_t, bool)> &around) {
+                       const std::function<mlir::Value(int)> &var, const std::function<void(size_t, bool)> &around) {
   mlir::Location loc = b.getUnknownLoc();
   Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   auto address = [&](const ScheduleArg &a) -> mlir::Value {
@@ -86,6 +89,8 @@ void emitScheduleCalls(OpBuilder &b, const SchedulePlan &plan, const std::functi
     const ScheduleCall &c = plan.calls[i];
     std::vector<mlir::Value> args;
     for (const ScheduleArg &a : c.args) args.push_back(address(a));
+    if (c.kind == ScheduleCall::Kind::Kernel)
+      for (int j : plan.kernels[c.kernel].vars) args.push_back(var(j));
     if (around) around(i, false);
     if (c.kind == ScheduleCall::Kind::Copy) {
       mlir::Value len = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(c.args[0].bytes));
@@ -130,7 +135,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   cs->native_->jit = std::move(*jit);
   auto run = cs->native_->jit->lookup(opts.runSymbol);
   if (!run) return run.error();
-  cs->native_->run = reinterpret_cast<void (*)(void **)>(*run);
+  cs->native_->run = reinterpret_cast<void (*)(void **, const int64_t *)>(*run);
   for (const ScheduleKernel &k : cs->plan_.kernels) {
     auto e = cs->native_->jit->lookup(codegen::entrySymbol(k.symbol));
     if (!e) return e.error();
@@ -161,22 +166,39 @@ Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOption
   return codegen::emitObject(*lowered->module, **tm);
 }
 
-Status CompiledSchedule::run(std::span<void *const> data) const {
+// Checks variable values against their ranges: out of range, a kernel may
+// index outside the buffers, which are sized for the maximum.
+static Status checkVars(const SchedulePlan &plan, std::span<const int> which, std::span<const int64_t> values) {
+  if (values.size() != which.size())
+    return Diagnostic(Location(), "run: " + std::to_string(values.size()) + " variable values given, " +
+                                      std::to_string(which.size()) + " expected");
+  for (size_t j = 0; j < which.size(); ++j)
+    if (Status s = plan.checkVar(plan.vars[size_t(which[j])].name, values[j]); !s) return s;
+  return Status::success();
+}
+
+Status CompiledSchedule::run(std::span<void *const> data, std::span<const int64_t> vars) const {
   if (data.size() != plan_.buffers.size())
     return Diagnostic(Location(), "run: " + std::to_string(data.size()) + " buffers given, the schedule has " +
                                       std::to_string(plan_.buffers.size()));
   for (size_t i = 0; i < data.size(); ++i)
     if (!data[i] && plan_.buffers[i].bytes() > 0) return Diagnostic(Location(), "run: buffer " + std::to_string(i) + " is null");
-  native_->run(const_cast<void **>(data.data()));
+  std::vector<int> all(plan_.vars.size());
+  for (size_t j = 0; j < all.size(); ++j) all[j] = int(j);
+  if (Status s = checkVars(plan_, all, vars); !s) return s;
+  native_->run(const_cast<void **>(data.data()), vars.data());
   return Status::success();
 }
 
-Status CompiledSchedule::runKernel(size_t kernel, std::span<void *const> args) const {
+Status CompiledSchedule::runKernel(size_t kernel, std::span<void *const> args, std::span<const int64_t> vars) const {
   if (kernel >= plan_.kernels.size()) return Diagnostic(Location(), "runKernel: no kernel " + std::to_string(kernel));
-  if (args.size() != plan_.kernels[kernel].numArgs)
-    return Diagnostic(Location(), "runKernel: kernel " + plan_.kernels[kernel].symbol + " takes " +
-                                      std::to_string(plan_.kernels[kernel].numArgs) + " arguments");
-  native_->entries[kernel](const_cast<void **>(args.data()));
+  const ScheduleKernel &k = plan_.kernels[kernel];
+  if (args.size() != k.numArgs)
+    return Diagnostic(Location(), "runKernel: kernel " + k.symbol + " takes " + std::to_string(k.numArgs) + " arguments");
+  if (Status s = checkVars(plan_, k.vars, vars); !s) return s;
+  std::vector<void *> slots(args.begin(), args.end()); // then a pointer to each variable's value
+  for (const int64_t &v : vars) slots.push_back(const_cast<int64_t *>(&v));
+  native_->entries[kernel](slots.data());
   return Status::success();
 }
 

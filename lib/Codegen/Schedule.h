@@ -7,10 +7,14 @@
 // Compilation: every distinct kernel body becomes a function (KernelToMLIR.h),
 // and one more function executes the whole LINEAR in order:
 //
-//   void tgc_run(void **buffers)   // buffers[i] = storage of buffers()[i]
+//   void tgc_run(void **buffers, const int64_t *vars)
+//     // buffers[i] = storage of buffers()[i], vars[j] = the value of vars[j]
 //
 // which calls the kernels with their argument pointers (views resolved to
-// base + byte offset) and performs COPY calls with memcpy. The module goes
+// base + byte offset) and variables, and performs COPY calls with memcpy.
+// Variables (tinygrad's Variable: a symbolic batch, offset or reduction
+// length) are kernel PARAMs in the ALU address space; buffers are sized for
+// their maximum, and one compiled schedule runs at every value in range. The module goes
 // through Lower.h (O3 for the target CPU), then to the ORC JIT (run()) or to
 // an object file (compileLinearToObject) that exports `tgc_run` and one
 // `void <kernel>_entry(void **args)` per kernel.
@@ -29,9 +33,11 @@
 #include "IR/UOp.h"
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tgc {
@@ -73,6 +79,16 @@ struct ScheduleKernel {
   std::string symbol; ///< its function; the uniform entry is symbol + "_entry"
   unsigned numArgs = 0;
   bool noalias = true; ///< no CALL passes overlapping byte ranges to it
+  /// Its variables, the arguments after the buffers (kernelVariables order):
+  /// indices into SchedulePlan::vars.
+  std::vector<int> vars;
+};
+
+/// A variable of the schedule: a value bound at run time, in [min, max].
+struct ScheduleVar {
+  std::string name;
+  DType dtype;
+  int64_t min = 0, max = 0;
 };
 
 /// The static part of a schedule: buffers, kernels and calls in order.
@@ -80,6 +96,14 @@ struct SchedulePlan {
   std::vector<ScheduleBuffer> buffers; ///< in order of first use
   std::vector<ScheduleKernel> kernels;
   std::vector<ScheduleCall> calls;
+  std::vector<ScheduleVar> vars; ///< every kernel's variables (one per name), in order of first use
+  /// Index of the variable named `name`; -1 if absent.
+  int indexOfVar(std::string_view name) const;
+  /// A diagnostic unless `name` is a variable and `value` in its range.
+  Status checkVar(std::string_view name, int64_t value) const;
+  /// The value of every variable, in vars order, from `values` (by name): a
+  /// diagnostic for an unknown name, a missing variable or a value out of range.
+  Result<std::vector<int64_t>> bindVars(const std::map<std::string, int64_t> &values) const;
   /// Index of BUFFER `node`, or of the buffer with tinygrad buffer id `slot`; -1 if absent.
   int indexOf(const UOp *node) const;
   int indexOfSlot(int64_t slot) const;
@@ -96,10 +120,12 @@ public:
   ~CompiledSchedule();
   const SchedulePlan &plan() const { return plan_; }
   const std::vector<ScheduleBuffer> &buffers() const { return plan_.buffers; }
-  /// Runs every CALL in order; data[i] points at >= buffers()[i].bytes() bytes.
-  Status run(std::span<void *const> data) const;
-  /// Runs one kernel (by index into plan().kernels) on explicit argument pointers.
-  Status runKernel(size_t kernel, std::span<void *const> args) const;
+  /// Runs every CALL in order; data[i] points at >= buffers()[i].bytes() bytes,
+  /// vars[j] is the value of plan().vars[j] (checked against its range).
+  Status run(std::span<void *const> data, std::span<const int64_t> vars = {}) const;
+  /// Runs one kernel (by index into plan().kernels) on explicit argument
+  /// pointers and the values of its variables (ScheduleKernel::vars order).
+  Status runKernel(size_t kernel, std::span<void *const> args, std::span<const int64_t> vars = {}) const;
   /// Filled when CodegenOptions::keepIR.
   const std::string &mlirText() const { return mlir_; }
   const std::string &llvmIRText() const { return llvmIR_; }

@@ -66,10 +66,12 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
                                       llvm::TargetMachine &tm);
 
 /// Emits the calls of `plan` in order at `b`'s insertion point: kernel calls
-/// with argument pointers base(buffer) + byte offset, COPY as memcpy/memmove.
+/// with argument pointers base(buffer) + byte offset and the values
+/// var(index into plan.vars) of their variables (i64), COPY as memcpy/memmove.
 /// `around`, when given, emits code before (end = false) and after each call.
 void emitScheduleCalls(mlir::OpBuilder &b, const SchedulePlan &plan,
                        const std::function<mlir::Value(int buffer)> &base,
+                       const std::function<mlir::Value(int var)> &var,
                        const std::function<void(size_t call, bool end)> &around = nullptr);
 
 } // namespace tgc::codegen

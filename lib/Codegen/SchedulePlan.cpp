@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Schedule.h"
+#include "Codegen/KernelToMLIR.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,39 @@ int SchedulePlan::indexOfSlot(int64_t slot) const {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].slot == slot) return int(i);
   return -1;
+}
+
+int SchedulePlan::indexOfVar(std::string_view name) const {
+  for (size_t i = 0; i < vars.size(); ++i)
+    if (vars[i].name == name) return int(i);
+  return -1;
+}
+
+Status SchedulePlan::checkVar(std::string_view name, int64_t value) const {
+  int i = indexOfVar(name);
+  if (i < 0) {
+    std::string known;
+    for (const ScheduleVar &x : vars) known += (known.empty() ? "" : ", ") + x.name;
+    return Diagnostic(Location(), "unknown variable '" + std::string(name) + "' (variables: " +
+                                      (known.empty() ? "none" : known) + ")");
+  }
+  const ScheduleVar &x = vars[size_t(i)];
+  if (value < x.min || value > x.max)
+    return Diagnostic(Location(), "variable '" + x.name + "' = " + std::to_string(value) + " is outside its range [" +
+                                      std::to_string(x.min) + ", " + std::to_string(x.max) + "]");
+  return Status::success();
+}
+
+Result<std::vector<int64_t>> SchedulePlan::bindVars(const std::map<std::string, int64_t> &values) const {
+  for (const auto &[name, v] : values)
+    if (Status s = checkVar(name, v); !s) return s.error();
+  std::vector<int64_t> out;
+  for (const ScheduleVar &x : vars) {
+    auto it = values.find(x.name);
+    if (it == values.end()) return Diagnostic(Location(), "no value for variable '" + x.name + "'");
+    out.push_back(it->second);
+  }
+  return out;
 }
 
 namespace {
@@ -66,6 +100,7 @@ public:
 
 private:
   Result<ScheduleArg> resolve(const UOp *arg);
+  Status addVars(ScheduleKernel &k);
 
   SchedulePlan plan_;
   std::map<std::pair<const UOp *, size_t>, int> kernelIndex_;
@@ -103,6 +138,31 @@ Result<ScheduleArg> Planner::resolve(const UOp *arg) {
   }
 }
 
+// The variables kernel `k` reads, as its arguments (kernelVariables order)
+// and in the plan; one name is one variable, with one range.
+Status Planner::addVars(ScheduleKernel &k) {
+  std::map<std::string, const UOp *> found; // by name: kernelVariables' order
+  for (const UOp *u : toposort(k.sink))
+    if (codegen::isVariable(u)) found.emplace(codegen::variableName(u), u);
+  for (const auto &[name, u] : found) {
+    const tgc::Value *mm = u->arg().field("vmin_vmax");
+    if (name.empty()) return Diagnostic::at(u, "a variable needs a name");
+    if (!mm || !mm->isSequence() || mm->size() != 2 || !(*mm)[0].isInt() || !(*mm)[1].isInt() ||
+        (*mm)[0].getInt() > (*mm)[1].getInt())
+      return Diagnostic::at(u, "variable '" + name + "' needs its range (vmin_vmax)");
+    ScheduleVar v{name, u->dtype(), (*mm)[0].getInt(), (*mm)[1].getInt()};
+    int i = plan_.indexOfVar(name);
+    if (i < 0) {
+      i = int(plan_.vars.size());
+      plan_.vars.push_back(v);
+    } else if (plan_.vars[i].min != v.min || plan_.vars[i].max != v.max || plan_.vars[i].dtype != v.dtype) {
+      return Diagnostic::at(u, "variable '" + name + "' is declared with two ranges or dtypes");
+    }
+    k.vars.push_back(i);
+  }
+  return Status::success();
+}
+
 Result<SchedulePlan> Planner::run(const UOp *linear) {
   if (!linear) return Diagnostic(Location(), "no LINEAR to compile");
   if (!linear->is(Op::LINEAR)) return Diagnostic::at(linear, "expected a LINEAR of CALLs, got " + linear->str());
@@ -132,6 +192,7 @@ Result<SchedulePlan> Planner::run(const UOp *linear) {
         if (const tgc::Value *n = body->arg().field("name"); n && n->kind() == tgc::Value::Kind::Str) k.name = n->str();
         k.symbol = symbolFor(plan_.kernels.size(), k.name);
         k.numArgs = unsigned(sc.args.size());
+        if (Status s = addVars(k); !s) return s.error();
         plan_.kernels.push_back(std::move(k));
       }
       sc.kernel = it->second;

@@ -63,17 +63,19 @@ Storage allocate(int64_t bytes) {
 int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
-               "usage: %s [--input NAME=FILE.npy]... [--output-dir DIR] [--weights FILE] [--repeat N] [--no-profile]\n"
-               "       [--threads N] [--list]\n"
+               "usage: %s [--input NAME=FILE.npy]... [--var NAME=VALUE]... [--output-dir DIR] [--weights FILE]\n"
+               "       [--repeat N] [--no-profile] [--threads N] [--list]\n"
                "  --input NAME=FILE  data for input/in-out NAME (default: zeros); dtype and shape checked against\n"
                "                    the model (a flat tensor takes any shape with its element count)\n"
+               "  --var NAME=VALUE   the value of variable NAME (default: the one the exported graph binds);\n"
+               "                    it must be in the variable's [min, max] (--list shows them)\n"
                "  --output-dir DIR   write outputs as DIR/<name>.npy, in-outs as DIR/<name>.after.npy\n"
                "  --weights FILE     the model's external weights file (default: this executable's path + .weights)\n"
                "  --repeat N         a warm-up, then N timed runs (in-outs restored each time), a line per run and a\n"
                "                    per-kernel time table; last line median_ms=<float>\n"
                "  --no-profile       with --repeat: time the runs without the per-kernel observer (no table)\n"
                "  --threads N        threads for the kernels' parallel loops (default: the core count)\n"
-               "  --list             print the model's tensors and exit\n",
+               "  --list             print the model's tensors and variables and exit\n",
                argv0);
   return kUsage;
 }
@@ -94,6 +96,12 @@ void list(const tgc_model_info &m, const std::string &weightsPath) {
     const tgc_tensor_info &t = m.tensors[i];
     std::printf("  %-12s %-7s %-8s %s %lld bytes\n", t.name, t.role >= 0 && t.role <= 2 ? roles[t.role] : "?",
                 t.dtype_name, shapeText(t.shape, t.rank).c_str(), (long long)t.bytes);
+  }
+  if (m.num_vars > 0) std::printf("variables (--var NAME=VALUE):\n");
+  for (int32_t j = 0; j < m.num_vars; ++j) {
+    const tgc_var_info &v = m.vars[j];
+    std::string dflt = v.has_default ? "default " + std::to_string(v.default_value) : "no default";
+    std::printf("  %-12s %-7s [%lld, %lld] %s\n", v.name, v.c_type, (long long)v.min, (long long)v.max, dflt.c_str());
   }
 }
 
@@ -189,6 +197,41 @@ void printProfile(const tgc_model_info &m, const Profile &p, size_t runs) {
 
 } // namespace
 
+std::string launcherVarValues(const tgc_model_info &m, const std::vector<std::string> &given, std::vector<int64_t> &values) {
+  values.assign(size_t(m.num_vars), 0);
+  std::vector<bool> set(size_t(m.num_vars), false);
+  for (const std::string &g : given) {
+    size_t eq = g.find('=');
+    if (eq == std::string::npos || eq == 0) return "--var expects NAME=VALUE, got '" + g + "'";
+    std::string name = g.substr(0, eq), text = g.substr(eq + 1);
+    int32_t j = 0;
+    while (j < m.num_vars && name != m.vars[j].name) ++j;
+    if (j == m.num_vars) {
+      std::string names;
+      for (int32_t k = 0; k < m.num_vars; ++k) names += std::string(names.empty() ? "" : ", ") + m.vars[k].name;
+      return "the model has no variable '" + name + "' (variables: " + (names.empty() ? "none" : names) + ")";
+    }
+    if (set[size_t(j)]) return "variable '" + name + "' given twice";
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end || errno == ERANGE) return "--var " + name + ": '" + text + "' is not an integer";
+    values[size_t(j)] = v;
+    set[size_t(j)] = true;
+  }
+  for (int32_t j = 0; j < m.num_vars; ++j) {
+    const tgc_var_info &v = m.vars[j];
+    if (!set[size_t(j)] && !v.has_default)
+      return "variable '" + std::string(v.name) + "' has no default: give it with --var " + v.name + "=N (" +
+             std::to_string(v.min) + ".." + std::to_string(v.max) + ")";
+    if (!set[size_t(j)]) values[size_t(j)] = v.default_value;
+    if (values[size_t(j)] < v.min || values[size_t(j)] > v.max)
+      return "variable '" + std::string(v.name) + "' = " + std::to_string(values[size_t(j)]) + " is outside its range [" +
+             std::to_string(v.min) + ", " + std::to_string(v.max) + "]";
+  }
+  return "";
+}
+
 int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   const char *argv0 = argc > 0 ? argv[0] : "model";
   if (m.abi_version != TGC_MODEL_ABI_VERSION) {
@@ -197,6 +240,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     return kFail;
   }
   std::map<std::string, std::string> inputs;
+  std::vector<std::string> varArgs;
   std::string outDir, weightsPath;
   long repeat = 0;
   bool listOnly = false, profile = true;
@@ -224,6 +268,8 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
       if (eq == std::string::npos || eq == 0) return usage(argv0, ("--input expects NAME=FILE, got '" + value + "'").c_str());
       if (!inputs.emplace(value.substr(0, eq), value.substr(eq + 1)).second)
         return usage(argv0, ("input '" + value.substr(0, eq) + "' given twice").c_str());
+    } else if (takeValue("--var")) {
+      varArgs.push_back(value);
     } else if (takeValue("--output-dir")) {
       outDir = value;
     } else if (takeValue("--weights")) {
@@ -250,6 +296,11 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   if (listOnly) {
     list(m, weightsPath);
     return kOk;
+  }
+  std::vector<int64_t> vars;
+  if (std::string why = launcherVarValues(m, varArgs, vars); !why.empty()) {
+    std::fprintf(stderr, "%s: error: %s\n", argv0, why.c_str());
+    return kFail;
   }
 
   // External weights: mapped, checked and bound before anything runs.
@@ -331,7 +382,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
     if (prof && r == 1) m.set_observer(&Profile::observe, &*prof);
     if (prof && r > 0) prof->run = size_t(r - 1);
     auto start = std::chrono::steady_clock::now();
-    int status = m.run(ptrs.data(), workspace.get());
+    int status = m.run_vars(ptrs.data(), vars.data(), workspace.get());
     if (repeat > 0 && r > 0) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       std::printf("run %ld: %.6f ms\n", r - 1, ms.back());

@@ -5,9 +5,13 @@
 // launcher serves every model. Std-only: deployed executables do not carry
 // LLVM.
 //
-//   ./model [--input NAME=FILE.npy]... [--output-dir DIR] [--weights FILE]
-//           [--repeat N] [--no-profile] [--threads N] [--list]
+//   ./model [--input NAME=FILE.npy]... [--var NAME=VALUE]... [--output-dir DIR]
+//           [--weights FILE] [--repeat N] [--no-profile] [--threads N] [--list]
 //
+// A model with variables (tinygrad Variables) runs with each at its --var
+// value, else at its default (the value the exported graph binds); an
+// unknown name, a malformed value or one outside [min, max] is refused
+// before anything runs (exit 1).
 // Inputs not given start zero-filled. Every .npy is checked against the table
 // (dtype, shape, byte size) before anything runs; a flat (rank-1) tensor, as
 // input buffers are, takes any shape with its element count. A model with
@@ -24,6 +28,9 @@
 
 #include "Runtime/ModelABI.h"
 
+#include <string>
+#include <vector>
+
 namespace tgc::rt {
 
 /// The .npy kind and width ("f4", "b1", ...; byte order aside) of a
@@ -33,5 +40,10 @@ const char *npyKind(int32_t dtype);
 /// Runs the launcher for `model`; returns the process exit code (0 ok,
 /// 1 bad input or a failed run, 2 bad command line).
 int launcherMain(const tgc_model_info &model, int argc, char **argv);
+
+/// The value of every variable of `model` (argument order) from `given`
+/// (NAME=VALUE texts of --var); "" on success, else what is wrong.
+std::string launcherVarValues(const tgc_model_info &model, const std::vector<std::string> &given,
+                              std::vector<int64_t> &values);
 
 } // namespace tgc::rt

@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2: tgc_model_info gained external weights, a call observer and kernel names. */
-#define TGC_MODEL_ABI_VERSION 2
+/* 2: tgc_model_info gained external weights, a call observer and kernel names.
+ * 3: it gained variables (run_vars, vars, num_vars), appended. */
+#define TGC_MODEL_ABI_VERSION 3
 
 /* Status codes of NAME_run / NAME_run_tensors: 0 = success. The entry never aborts. */
 #define TGC_OK 0
@@ -28,6 +29,9 @@
 #define TGC_ERR_WEIGHTS_CHECKSUM 9  /* the contents do not match the header's checksum (corrupted) */
 #define TGC_ERR_WEIGHTS_LAYOUT 10   /* the tensor table is inconsistent (offsets, sizes, alignment) */
 #define TGC_ERR_WEIGHTS_MODEL 11    /* the weights of another model (identity or tensor table differ) */
+/* Variables (tinygrad Variables: a symbolic batch, position or length, bound at each run). */
+#define TGC_ERR_VAR_RANGE 12 /* a variable's value is outside its [min, max]; nothing ran */
+#define TGC_ERR_NO_VARS 13   /* vars == NULL, and a variable has no default value */
 
 /* tgc_tensor_info.role */
 #define TGC_ROLE_INPUT 0  /* read by the model */
@@ -80,6 +84,18 @@ typedef struct tgc_weights_spec {
   int32_t reserved;
 } tgc_weights_spec;
 
+/* One variable: an int64_t argument of the entry, after the tensors. Buffers
+ * are sized for max; a value outside [min, max] is refused (TGC_ERR_VAR_RANGE). */
+typedef struct tgc_var_info {
+  const char *name;      /* tinygrad's Variable name, e.g. "start_pos" */
+  const char *c_type;    /* "int64_t" */
+  int64_t min;
+  int64_t max;
+  int64_t default_value; /* the value the exported graph binds, when has_default */
+  int32_t has_default;
+  int32_t reserved;
+} tgc_var_info;
+
 /* Called around every call of NAME_run once set with NAME_set_observer:
  * call = its position in the schedule, kernel = an index into
  * tgc_model_info.kernel_names (-1 for a buffer copy), end = 0 before, 1 after. */
@@ -100,6 +116,11 @@ typedef struct tgc_model_info {
   const char *const *kernel_names;                     /* num_kernels entries (tinygrad's names, or "kernel<i>") */
   int32_t num_kernels;
   int32_t num_calls;
+  /* = NAME_run_vars: vars[j] is the value of variable j (NULL: each its default) */
+  int (*run_vars)(void *const *tensors, const int64_t *vars, void *workspace);
+  const tgc_var_info *vars; /* num_vars entries, in argument order */
+  int32_t num_vars;
+  int32_t reserved;
 } tgc_model_info;
 
 /* The runtime library (tgc::runtime, libtgc_runtime.a) reads weights files.

@@ -262,6 +262,8 @@ const char *tgc_status_string(int status) {
   case TGC_ERR_WEIGHTS_CHECKSUM: return "checksum mismatch: the weights file is corrupted";
   case TGC_ERR_WEIGHTS_LAYOUT: return "the weights file's tensor table is malformed";
   case TGC_ERR_WEIGHTS_MODEL: return "the weights file belongs to another model";
+  case TGC_ERR_VAR_RANGE: return "a variable's value is outside its range";
+  case TGC_ERR_NO_VARS: return "a variable has no value (vars is NULL and it has no default)";
   }
   return "unknown status";
 }

@@ -37,41 +37,18 @@ inline std::vector<std::filesystem::path> corpusCases(std::initializer_list<cons
   return out;
 }
 
-/// The open issues that keep tgc from handling some corpus cases yet.
-enum class Pending { None, Variables };
-
-inline std::string pendingIssue(Pending p) {
-  return p == Pending::Variables ? "#30 (Variables)" : "";
-}
-
-/// What a case waits for, by its meta.json: a case that binds tinygrad Variables
-/// (`variables`) waits for #30.
-/// test/lit/compile-corpus/corpus.py applies the same rule.
-inline Pending pendingOn(const std::filesystem::path &caseDir) {
+/// Whether a case binds tinygrad Variables (meta.json `variables`): one member
+/// of a `<case>@<value>` family.
+inline bool bindsVariables(const std::filesystem::path &caseDir) {
   std::string text, err;
-  if (!rt::readFile((caseDir / "meta.json").string(), text, err)) return Pending::None;
+  if (!rt::readFile((caseDir / "meta.json").string(), text, err)) return false;
   nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!meta.is_object()) return Pending::None;
-  if (meta.contains("variables") && meta["variables"].is_array() && !meta["variables"].empty()) return Pending::Variables;
-  return Pending::None;
+  return meta.is_object() && meta.contains("variables") && meta["variables"].is_array() && !meta["variables"].empty();
 }
 
-/// Checks one case's outcome. A case pending on one of `expectedToFail` must
-/// fail (a message names the issue), and passing is an error, so its entry is
-/// removed when the issue lands; any other case must pass.
-inline void expectCase(const std::filesystem::path &caseDir, bool ok, const std::string &why,
-                       std::initializer_list<Pending> expectedToFail) {
-  Pending p = pendingOn(caseDir);
-  bool expected = p != Pending::None && std::find(expectedToFail.begin(), expectedToFail.end(), p) != expectedToFail.end();
-  std::string name = caseDir.filename().string();
-  if (!expected) {
-    CHECK_MESSAGE(ok, name << ": " << why);
-  } else if (ok) {
-    FAIL_CHECK(name << " passes now, but is listed as failing until issue " << pendingIssue(p)
-                    << " lands: remove it from this test's expected failures");
-  } else {
-    MESSAGE(name << ": fails as expected until issue " << pendingIssue(p) << " lands: " << why);
-  }
+/// Checks one case's outcome: it must pass, and a failure names the case.
+inline void expectCase(const std::filesystem::path &caseDir, bool ok, const std::string &why) {
+  CHECK_MESSAGE(ok, caseDir.filename().string() << ": " << why);
 }
 
 } // namespace tgc::testing

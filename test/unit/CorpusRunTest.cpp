@@ -5,6 +5,11 @@
 // compare every realized output (expected/out<I>.npy) and every changed
 // input buffer (buffers_after) with what tinygrad computed.
 //
+// A case with tinygrad Variables runs at its meta.json `var_vals`; the members
+// of a family `<case>@<value>` (the same linear.json, exported with the
+// variable bound to each value) also run from one compiled schedule, each at
+// its own values: compiled once, run at every value.
+//
 // Where an output lives (documented in docs/codegen.md): graph.json, call.json
 // and linear.json are read into one Context, so a tensor of graph.json and its
 // copy in call.json are the same interned node, and a BUFFER is the same node
@@ -34,6 +39,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <numeric>
 
 using namespace tgc;
@@ -92,14 +98,23 @@ public:
   explicit CaseRun(const fs::path &dir, CodegenOptions opts = {}) : dir_(dir), opts_(std::move(opts)) {}
 
   /// Runs the case; returns "" on success or what went wrong. `report` gets one line per case.
-  std::string run(std::string &report);
+  std::string run(std::string &report) {
+    std::string err = compile();
+    return err.empty() ? runAs(dir_, report) : err;
+  }
+  /// Compiles the case's linear.json.
+  std::string compile();
+  /// Runs the compiled schedule on the inputs of case `member` (this case or
+  /// one of its family: the same schedule) at its var_vals, and compares
+  /// with its outputs.
+  std::string runAs(const fs::path &member, std::string &report);
   int checked = 0;       ///< arrays compared
   bool exact = false;    ///< every compared array matched bit for bit
 
 private:
   std::optional<HostArray> value(const UOp *t, std::string &why, int depth = 0);
   std::optional<HostArray> bufferContents(const UOp *buf, std::string &why);
-  std::string read(const char *name, Graph &g);
+  std::string read(const fs::path &dir, const char *name, Graph &g);
 
   fs::path dir_;
   CodegenOptions opts_;
@@ -111,8 +126,8 @@ private:
   std::unique_ptr<HostBuffers> bufs_;
 };
 
-std::string CaseRun::read(const char *name, Graph &g) {
-  auto r = readGraphJSONFile(ctx_, (dir_ / name).string());
+std::string CaseRun::read(const fs::path &dir, const char *name, Graph &g) {
+  auto r = readGraphJSONFile(ctx_, (dir / name).string());
   if (!r) return r.error().str();
   g = std::move(*r);
   return "";
@@ -206,20 +221,32 @@ std::optional<HostArray> CaseRun::value(const UOp *t, std::string &why, int dept
   }
 }
 
-std::string CaseRun::run(std::string &report) {
-  std::string err, text;
-  if (!rt::readFile((dir_ / "meta.json").string(), text, err)) return err;
-  nlohmann::json meta = nlohmann::json::parse(text);
-  if (!(err = read("graph.json", graph_)).empty()) return err;
-  for (const UOp *u : toposort(graph_.roots))
-    if (const Location *l = ctx_.location(u)) graphNodes_[l->nodeId] = u;
-  if (!(err = read("call.json", call_)).empty()) return err;
-  if (!(err = read("linear.json", linear_)).empty()) return err;
-  for (auto [tensor, buf] : call_.bufferMap) bufferMap_[tensor] = buf;
-
+std::string CaseRun::compile() {
+  if (std::string err = read(dir_, "linear.json", linear_); !err.empty()) return err;
   auto compiled = compileLinear(linear_, opts_);
   if (!compiled) return "compile: " + compiled.error().str();
   cs_ = std::move(*compiled);
+  return "";
+}
+
+std::string CaseRun::runAs(const fs::path &member, std::string &report) {
+  std::string err, text;
+  checked = 0;
+  if (!rt::readFile((member / "meta.json").string(), text, err)) return err;
+  nlohmann::json meta = nlohmann::json::parse(text);
+  graphNodes_.clear();
+  bufferMap_.clear();
+  if (!(err = read(member, "graph.json", graph_)).empty()) return err;
+  for (const UOp *u : toposort(graph_.roots))
+    if (const Location *l = ctx_.location(u)) graphNodes_[l->nodeId] = u;
+  if (!(err = read(member, "call.json", call_)).empty()) return err;
+  for (auto [tensor, buf] : call_.bufferMap) bufferMap_[tensor] = buf;
+  std::map<std::string, int64_t> varVals;
+  if (meta.contains("var_vals") && meta["var_vals"].is_object())
+    for (const auto &[name, v] : meta["var_vals"].items()) varVals[name] = v.get<int64_t>();
+  auto vars = cs_->plan().bindVars(varVals);
+  if (!vars) return "variables: " + vars.error().str();
+
   auto hb = HostBuffers::allocate(cs_->plan());
   if (!hb) return hb.error().str();
   bufs_ = std::make_unique<HostBuffers>(std::move(*hb));
@@ -235,7 +262,7 @@ std::string CaseRun::run(std::string &report) {
     std::memcpy(bufs_->data(size_t(i)), d->data(), d->size());
   }
   auto t0 = std::chrono::steady_clock::now();
-  if (Status s = cs_->run(bufs_->pointers()); !s) return "run: " + s.error().str();
+  if (Status s = cs_->run(bufs_->pointers(), *vars); !s) return "run: " + s.error().str();
   double runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   Tolerance tol = toleranceFor(cs_->plan());
@@ -248,7 +275,7 @@ std::string CaseRun::run(std::string &report) {
   auto check = [&](const std::string &what, const UOp *node, const std::string &file) {
     std::string why;
     rt::NpyArray want;
-    if (!rt::readNpy((dir_ / file).string(), want, why)) return void(failures += what + ": " + why + "; ");
+    if (!rt::readNpy((member / file).string(), want, why)) return void(failures += what + ": " + why + "; ");
     auto got = value(node, why);
     if (!got) return void(failures += what + ": " + why + "; ");
     Compare c = compareArrays(*got, want, rtol, atol);
@@ -274,7 +301,7 @@ std::string CaseRun::run(std::string &report) {
   }
   char line[256];
   std::snprintf(line, sizeof line, "%-44s %3zu calls %3zu kernels  compile %6.2fs  run %8.2fms  %2d checked %d skipped  max abs %.3g rel %.3g (%s)",
-                dir_.filename().c_str(), cs_->plan().calls.size(), cs_->plan().kernels.size(), cs_->compileSeconds(), runMs,
+                member.filename().c_str(), cs_->plan().calls.size(), cs_->plan().kernels.size(), cs_->compileSeconds(), runMs,
                 checked, skipped, maxAbs, maxRel, transcendental ? "transcendental tol" : "arith tol");
   report = line;
   exact = failures.empty() && maxAbs == 0;
@@ -304,11 +331,42 @@ void runCases(const std::vector<fs::path> &cases, const CodegenOptions &opts = {
     arrays += cr.checked;
     exact += cr.exact;
     MESSAGE((failure.empty() ? "PASS " : "FAIL ") << report << (failure.empty() ? "" : "\n  " + failure));
-    testing::expectCase(dir, failure.empty(), failure, {testing::Pending::Variables});
+    testing::expectCase(dir, failure.empty(), failure);
     passed += failure.empty();
   }
   MESSAGE(passed << "/" << cases.size() << " corpus cases reproduce tinygrad's outputs (" << arrays
                  << " arrays compared; " << exact << " cases bit-exact)");
+}
+
+/// The corpus's variable families: the cases `<case>@<value>` by `<case>`.
+std::map<std::string, std::vector<fs::path>> variableFamilies() {
+  std::map<std::string, std::vector<fs::path>> out;
+  for (const fs::path &dir : okCases(false)) {
+    std::string name = dir.filename().string();
+    size_t at = name.find('@');
+    if (at != std::string::npos && testing::bindsVariables(dir))
+      out[name.substr(0, at)].push_back(dir);
+  }
+  return out;
+}
+
+/// Compiles each family's first member once and runs it at every member's values.
+void runFamilies(const CodegenOptions &opts = {}) {
+  auto families = variableFamilies();
+  REQUIRE_FALSE(families.empty());
+  for (const auto &[family, members] : families) {
+    CAPTURE(family);
+    CaseRun cr(members.front(), opts);
+    std::string failure = cr.compile();
+    REQUIRE_MESSAGE(failure.empty(), failure);
+    for (const fs::path &m : members) {
+      std::string report;
+      failure = cr.runAs(m, report);
+      MESSAGE((failure.empty() ? "PASS " : "FAIL ") << report << (failure.empty() ? "" : "\n  " + failure));
+      CHECK_MESSAGE(failure.empty(), m.filename().string() << " from " << members.front().filename().string() << ": " << failure);
+      CHECK(cr.checked > 0);
+    }
+  }
 }
 
 } // namespace
@@ -330,4 +388,14 @@ TEST_CASE("corpus run: every kernel threaded") {
   CodegenOptions o;
   o.kernel.threadMinWork = 0;
   runCases(okCases(false), o);
+}
+
+TEST_CASE("corpus run: a variable family's schedule, compiled once, computes every member's outputs") {
+  runFamilies();
+  CodegenOptions threaded;
+  threaded.kernel.threadMinWork = 0;
+  runFamilies(threaded);
+  CodegenOptions plain;
+  plain.kernel = codegen::KernelOptions::none();
+  runFamilies(plain);
 }

@@ -15,6 +15,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +29,15 @@ struct KB {
   const UOp *cf(double v, DType dt = dtypes::WeakFloat) { return c.constFloat(v, dt); }
   const UOp *invalid() { return c.get(Op::CONST, dtypes::WeakInt, {}, Value::invalid()); }
   const UOp *p(int64_t slot, DType dt, int64_t n) { return param(c, slot, dt, {n}); }
+  /// A variable (tinygrad's Variable as a kernel sees it): PARAM weakint in the ALU address space.
+  const UOp *var(const std::string &name, int64_t lo, int64_t hi) {
+    return op(Op::PARAM, dtypes::WeakInt, {op(Op::STACK, dtypes::Void, {})},
+              paramArg(-1, dtypes::WeakInt, "ALU", {}, Value::tuple({Value::integer(lo), Value::integer(hi)}), name));
+  }
+  /// A RANGE over `bound`, a constant or a variable (expression).
+  const UOp *rangeTo(const UOp *bound, int64_t axis, const char *kind = "LOOP") {
+    return op(Op::RANGE, dtypes::WeakInt, {bound}, Value::tuple({Value::integer(axis), Value::enumMember("AxisType", kind)}));
+  }
   const UOp *idx(const UOp *buf, const UOp *i) { return op(Op::INDEX, buf->dtype(), {buf, i}); }
   /// x * stride + y, an index (weakint).
   const UOp *lin(const UOp *x, int64_t stride, const UOp *y) {
@@ -66,8 +77,8 @@ struct Run {
     REQUIRE(i >= 0);
     return static_cast<T *>(bufs->data(size_t(i)));
   }
-  void go() {
-    Status s = cs->run(bufs->pointers());
+  void go(std::span<const int64_t> vars = {}) {
+    Status s = cs->run(bufs->pointers(), vars);
     REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().str()));
   }
 };

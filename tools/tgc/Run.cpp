@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string input;
   std::vector<std::string> inputs; ///< NAME=FILE.npy
+  std::vector<std::string> vars;   ///< NAME=VALUE
   std::string outputDir;
   std::string format = "auto";
   std::string root;
@@ -95,6 +96,13 @@ int runModel(const RunOptions &o) {
 
   std::optional<GradRequest> gradReq;
   if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
+  // --var NAME=VALUE: a malformed one is refused before any work; names and ranges once the model is known.
+  std::map<std::string, int64_t> varOverrides;
+  for (const std::string &spec : o.vars) {
+    auto v = parseVarAssignment(spec);
+    if (!v) return fail(v.error().message);
+    if (!varOverrides.emplace(v->first, v->second).second) return fail("--var " + v->first + " is given twice");
+  }
 
   auto ctx = std::make_unique<Context>();
   Graph g;
@@ -124,6 +132,9 @@ int runModel(const RunOptions &o) {
     scheduled.rootNames = {"linear"};
     std::cerr << formatStats(scheduled, inputNodes);
   }
+
+  Result<std::vector<int64_t>> varValues = model->varValues(varOverrides);
+  if (!varValues) return fail(varValues.error().message);
 
   // Every input's data, before compiling: a missing or wrong file fails fast.
   for (const auto &[name, file] : overrides) {
@@ -161,6 +172,11 @@ int runModel(const RunOptions &o) {
     return kFailure;
   }
   const CompiledSchedule &cs = **compiled;
+  // The schedule's variables are the model's, less any no kernel reads.
+  std::vector<int64_t> runVars;
+  for (const ScheduleVar &v : cs.plan().vars)
+    for (size_t j = 0; j < model->vars.size(); ++j)
+      if (model->vars[j].name == v.name) runVars.push_back((*varValues)[j]);
   // The model's plan is the schedule's buffers followed by the inputs no CALL
   // uses (Model::plan): those get storage too, and the schedule runs on the rest.
   Result<HostBuffers> buffers = HostBuffers::allocate(model->plan);
@@ -180,7 +196,7 @@ int runModel(const RunOptions &o) {
   for (int i = 0; i < (o.repeat > 0 ? o.repeat + 1 : 1); ++i) {
     loadInputs();
     auto t0 = std::chrono::steady_clock::now();
-    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size())); !st.ok()) {
+    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size()), runVars); !st.ok()) {
       report(st.error());
       return kFailure;
     }
@@ -250,6 +266,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "Time N runs of the compiled schedule after one warm-up (execution only); the last line printed "
                   "is median_ms=<float>")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--var", o->vars,
+                  "NAME=VALUE: run with tinygrad Variable NAME bound to VALUE instead of the value the graph binds "
+                  "(within the variable's [min, max]); repeatable");
   addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
   addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
@@ -265,11 +284,15 @@ void addRunCommand(CLI::App &app, int &exitCode) {
               "target). Nothing is written unless the run succeeds.\n"
               "With --grad/--wrt the gradients are outputs too (after the SINK's own), each also written as\n"
               "grad_n<K>.npy: one compiled training step (docs/grad.md).\n"
-              "Exit codes: 0 success, 1 bad graph, input file or failed run, 2 bad command line.\n\n"
+              "A graph with tinygrad Variables (a symbolic batch, a decoding position) is compiled once with each\n"
+              "variable a kernel argument and run at the value the graph binds, or at --var NAME=VALUE; an unknown\n"
+              "name, a malformed value or one outside the variable's range is an error (exit 1), nothing written.\n"
+              "Exit codes: 0 success, 1 bad graph, input file, variable value or failed run, 2 bad command line.\n\n"
               "Examples:\n"
               "  tgc run examples/mlp.tgc --output-dir build/mlp-out\n"
               "  tgc run case/graph.json --output-dir out/\n"
               "  tgc run case/graph.json --input n2=x.npy --output-dir out/\n"
+              "  tgc run case/graph.json --var start_pos=12 --output-dir out/\n"
               "  tgc run case/graph.json --output-dir out/ --repeat 20 | tail -1     # median_ms=...\n"
               "  tgc run case/graph.json --grad=out0 --wrt=n15,n23 --output-dir out/  # + grad_n15.npy, grad_n23.npy");
   cmd->callback([o, &exitCode] { exitCode = runModel(*o); });

@@ -38,12 +38,6 @@ def compare(got, want, flat):
     return ""
 
 
-def pending_issue(meta):
-    """The open issue a case waits for (test/unit/CorpusFiles.h applies the same rule): cases that bind
-    tinygrad Variables wait for #30."""
-    return "#30 (Variables)" if meta.get("variables") else None
-
-
 def check_case(tgc, d, case, meta, out, target=None, emulator=None):
     """Compiles and runs one case; returns (arrays compared, failures, threaded)."""
     exe = os.path.join(out, "model")
@@ -108,14 +102,8 @@ def main():
             continue
         cases += 1
         checked, failed, threaded = check_case(a.tgc, d, case, meta, os.path.join(a.work, case), a.target, a.emulator)
-        issue = pending_issue(meta)
-        if issue and failed:
-            print("%s: fails as expected until issue %s lands" % (case, issue))
-        elif issue:
-            failures.append("%s: passes now, but is listed as failing until issue %s lands: remove it" % (case, issue))
-        else:
-            failures += failed
-            print("%s: %d arrays compared%s" % (case, checked, " (threaded)" if threaded else ""))
+        failures += failed
+        print("%s: %d arrays compared%s" % (case, checked, " (threaded)" if threaded else ""))
     for f in failures:
         print("FAIL", f)
     missing = set(a.case) - set(os.listdir(a.corpus))
