@@ -395,8 +395,12 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
     names.push_back(str(kernelNameText[k], ".tgc." + model.name + ".k" + std::to_string(k)));
   auto *namesTy = llvm::ArrayType::get(ptrTy, names.size());
   auto *kernelNames = privateConst(llvm::ConstantArray::get(namesTy, names), ".tgc." + model.name + ".kernels");
+  auto randomIndex = [&](ModelTensor::Random kind) {
+    return llvm::ConstantInt::get(i32Ty, exposedRandomTensor(model, exposed, kind));
+  };
   auto *modelTy = llvm::StructType::create(
-      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty}, "tgc_model_info");
+      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty, i32Ty, i32Ty},
+      "tgc_model_info");
   auto *desc = new llvm::GlobalVariable(
       m, modelTy, true, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantStruct::get(modelTy, {str(model.name, ".tgc." + model.name + ".name"), table, run,
@@ -405,7 +409,9 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
                                           llvm::ConstantInt::get(i32Ty, TGC_MODEL_ABI_VERSION),
                                           llvm::ConstantInt::get(i32Ty, int(exposed.size())), bind, spec, setObserver,
                                           kernelNames, llvm::ConstantInt::get(i32Ty, int(names.size())),
-                                          llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size()))}),
+                                          llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size())),
+                                          randomIndex(ModelTensor::Random::Key),
+                                          randomIndex(ModelTensor::Random::Counter)}),
       model.name + "_model");
   desc->setAlignment(llvm::Align(8));
   return Status::success();
