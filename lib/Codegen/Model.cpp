@@ -13,6 +13,12 @@
 // first (tinygrad's numpy() copy). If a kept source turns out not to be stored
 // densely after all (e.g. folded away), it is cloned on a second attempt.
 //
+// Random state: the uint32[2] inputs under a THREEFRY are tinygrad's key and
+// counter; the counter is the one the model assigns. When tinygrad assigns to
+// a COPY of an input (the counter before its first realize), the copy's
+// buffer holds the new value: a COPY call appended to the schedule writes it
+// back into the input, so a caller carries the state from run to run.
+//
 //===----------------------------------------------------------------------===//
 #include "Codegen/Model.h"
 
@@ -63,6 +69,16 @@ Result<std::pair<std::string, int64_t>> parseVarAssignment(std::string_view text
     return Diagnostic(Location(), "--var " + std::string(text.substr(0, eq)) + ": '" + std::string(digits) +
                                       "' is not an integer");
   return std::pair(std::string(text.substr(0, eq)), v);
+}
+
+int Model::randomTensor(ModelTensor::Random kind) const {
+  int found = -1;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].random != kind) continue;
+    if (found >= 0) return -1;
+    found = int(i);
+  }
+  return found;
 }
 
 std::string cIdentifier(std::string_view s) {
@@ -143,6 +159,46 @@ std::vector<ModelVar> bindModelVars(SchedulePlan &plan, std::map<std::string, Mo
   return out;
 }
 
+/// The calls of `plan` that write each buffer, in schedule order.
+std::vector<std::vector<size_t>> writersOf(const SchedulePlan &plan) {
+  std::vector<std::vector<size_t>> writers(plan.buffers.size());
+  for (size_t ci = 0; ci < plan.calls.size(); ++ci) {
+    const ScheduleCall &c = plan.calls[ci];
+    if (c.kind == ScheduleCall::Kind::Copy) {
+      if (!c.args.empty()) writers[size_t(c.args[0].buffer)].push_back(ci);
+      continue;
+    }
+    for (int64_t slot : sched::computeSinkAccess(plan.kernels[size_t(c.kernel)].sink).outs)
+      if (slot >= 0 && size_t(slot) < c.args.size()) writers[size_t(c.args[size_t(slot)].buffer)].push_back(ci);
+  }
+  return writers;
+}
+
+bool wholeBuffer(const SchedulePlan &plan, const ScheduleArg &a) {
+  return a.byteOffset == 0 && a.bytes == int64_t(plan.buffers[size_t(a.buffer)].bytes());
+}
+
+/// `linear` with a COPY back into every input that a COPY call copies whole
+/// into a buffer some later call writes again (an assign to the copy): the
+/// assigned value, copied back at the end, is the input's new value.
+const UOp *copyAssignedCopiesBack(const UOp *linear, const SchedulePlan &plan) {
+  std::vector<std::vector<size_t>> writers = writersOf(plan);
+  std::vector<const UOp *> calls(linear->src().begin(), linear->src().end());
+  for (size_t ci = 0; ci < plan.calls.size(); ++ci) {
+    const ScheduleCall &c = plan.calls[ci];
+    if (c.kind != ScheduleCall::Kind::Copy || c.args.size() != 2 || !wholeBuffer(plan, c.args[0]) ||
+        !wholeBuffer(plan, c.args[1]))
+      continue;
+    const std::vector<size_t> &src = writers[size_t(c.args[1].buffer)], &dst = writers[size_t(c.args[0].buffer)];
+    bool input = src.empty() || src.front() > ci, assigned = !dst.empty() && dst.back() > ci;
+    if (!input || !assigned) continue;
+    const UOp *to = c.call->src(1), *from = c.call->src(2);
+    const UOp *body = mk(Op::COPY, {param(to->context(), 1, to->dtype(), shapeOf(to), to->device())}, from->device());
+    calls.push_back(call(body, {from, to}));
+  }
+  return calls.size() == linear->numSrc() ? linear : mk(Op::LINEAR, calls);
+}
+
 struct Attempt {
   const UOp *linear = nullptr;
   SchedulePlan plan;
@@ -173,6 +229,11 @@ Result<Attempt> schedule(const Graph &g, const UOp *sinkIn, const std::set<size_
   a.linear = work.roots[0];
   Result<SchedulePlan> plan = planLinear(a.linear);
   if (!plan) return plan.error();
+  if (const UOp *withCopies = copyAssignedCopiesBack(a.linear, *plan); withCopies != a.linear) {
+    a.linear = withCopies;
+    plan = planLinear(a.linear);
+    if (!plan) return plan.error();
+  }
   a.plan = std::move(*plan);
 
   std::map<const UOp *, const UOp *> storage(work.bufferMap.begin(), work.bufferMap.end());
@@ -209,6 +270,18 @@ Result<Attempt> schedule(const Graph &g, const UOp *sinkIn, const std::set<size_
   return a;
 }
 
+/// The BUFFERs some THREEFRY's operands are computed from.
+std::set<const UOp *> randomSources(const std::vector<const UOp *> &roots) {
+  std::vector<const UOp *> draws;
+  for (const UOp *u : toposort(roots))
+    if (u->is(Op::THREEFRY)) draws.push_back(u);
+  std::set<const UOp *> out;
+  if (draws.empty()) return out;
+  for (const UOp *u : toposort(draws))
+    if (u->is(Op::BUFFER)) out.insert(u);
+  return out;
+}
+
 Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
   Location where{g.path, 0, 0, -1};
   if (g.roots.size() != 1)
@@ -236,15 +309,8 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
   m.plan = std::move(attempt->plan);
 
   // Which plan buffers some CALL writes.
-  std::vector<bool> written(m.plan.buffers.size(), false);
-  for (const ScheduleCall &c : m.plan.calls) {
-    if (c.kind == ScheduleCall::Kind::Copy) {
-      if (!c.args.empty()) written[size_t(c.args[0].buffer)] = true;
-      continue;
-    }
-    for (int64_t slot : sched::computeSinkAccess(m.plan.kernels[size_t(c.kernel)].sink).outs)
-      if (slot >= 0 && size_t(slot) < c.args.size()) written[size_t(c.args[size_t(slot)].buffer)] = true;
-  }
+  std::vector<std::vector<size_t>> writers = writersOf(m.plan);
+  std::set<const UOp *> drawnFrom = randomSources(g.roots);
 
   // Inputs and in-outs: every BUFFER of the graph, by node id. The interface
   // does not depend on what the optimizer removed: a BUFFER the schedule no
@@ -266,12 +332,15 @@ Result<Model> build(Context &ctx, const Graph &g, const ModelOptions &opts) {
     }
     ModelTensor t;
     int64_t k = nodeIdOf(ctx, u, firstTextId == UINT32_MAX ? 0 : firstTextId);
-    t.role = written[size_t(i)] ? ModelTensor::Role::InOut : ModelTensor::Role::Input;
+    bool written = size_t(i) < writers.size() && !writers[size_t(i)].empty();
+    t.role = written ? ModelTensor::Role::InOut : ModelTensor::Role::Input;
     t.name = "n" + std::to_string(k);
     t.dtype = m.plan.buffers[size_t(i)].dtype;
     t.shape = {m.plan.buffers[size_t(i)].numel};
     t.buffer = i;
     t.bytes = int64_t(m.plan.buffers[size_t(i)].bytes());
+    if (drawnFrom.count(u) && t.dtype == dtypes::UInt32 && t.shape[0] == 2)
+      t.random = written ? ModelTensor::Random::Counter : ModelTensor::Random::Key;
     // A BUFFER the document does not list as allocated is fresh storage (tinygrad's Tensor.empty): an
     // assign target starts zeroed, but something must provide what the model only reads.
     t.needsData = t.role == ModelTensor::Role::Input;

@@ -13,6 +13,11 @@
 // Everything else the plan holds is an intermediate, free for the memory
 // planner to place in a workspace.
 //
+// An assign to a COPY of an input (tinygrad's random counter: a tensor made
+// from a list lives on the PYTHON device and is copied to the CPU before it is
+// advanced) is an assign to that tensor: the model copies the assigned value
+// back into the input at the end, so the input is an in-out.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -45,6 +50,11 @@ struct ModelTensor {
   int64_t byteOffset = 0;       ///< where the tensor starts in that buffer
   int64_t bytes = 0;            ///< numel * itemsize; the tensor is dense and contiguous there
   std::string dataFile;         ///< inputs: the data file the graph names, resolved against its baseDir ("" if none)
+  /// The random state tinygrad's THREEFRY draws from (Tensor._device_seeds and
+  /// _device_rng_counters, uint32[2] each): the key, an input, and the counter,
+  /// an in-out each run advances by the 32-bit words it draws.
+  enum class Random { None, Key, Counter };
+  Random random = Random::None;
   /// Inputs and in-outs: the caller must provide the contents. False for a
   /// buffer the document does not list as allocated (graph.json `buffers`)
   /// unless the model only reads it: fresh storage (tinygrad's Tensor.empty)
@@ -81,6 +91,9 @@ struct Model {
   /// bound value. A diagnostic for an unknown name, a variable with no
   /// value, or a value outside [min, max].
   Result<std::vector<int64_t>> varValues(const std::map<std::string, int64_t> &given = {}) const;
+  /// Index into tensors of the model's random key or counter; -1 when it has
+  /// none, or several (a graph that reseeds between its draws).
+  int randomTensor(ModelTensor::Random kind) const;
 };
 
 /// Parses a variable assignment NAME=VALUE (`--var`): a diagnostic for a

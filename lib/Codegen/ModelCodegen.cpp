@@ -489,8 +489,12 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
   llvm::GlobalVariable *varTable = addVarTable(m, model, str);
   llvm::Function *runVars = m.getFunction(model.name + "_run_vars");
   if (!runVars) return modelError(model, "internal: the variables' entry was not emitted");
+  auto randomIndex = [&](ModelTensor::Random kind) {
+    return llvm::ConstantInt::get(i32Ty, exposedRandomTensor(model, exposed, kind));
+  };
   auto *modelTy = llvm::StructType::create(
-      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty, ptrTy, ptrTy, i32Ty, i32Ty},
+      ctx, {ptrTy, ptrTy, ptrTy, i64Ty, i64Ty, i32Ty, i32Ty, ptrTy, ptrTy, ptrTy, ptrTy, i32Ty, i32Ty, ptrTy, ptrTy, i32Ty, i32Ty,
+            i32Ty, i32Ty},
       "tgc_model_info");
   auto *desc = new llvm::GlobalVariable(
       m, modelTy, true, llvm::GlobalValue::ExternalLinkage,
@@ -502,7 +506,9 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
                                           kernelNames, llvm::ConstantInt::get(i32Ty, int(names.size())),
                                           llvm::ConstantInt::get(i32Ty, int(model.plan.calls.size())), runVars, varTable,
                                           llvm::ConstantInt::get(i32Ty, int(model.vars.size())),
-                                          llvm::ConstantInt::get(i32Ty, 0)}),
+                                          llvm::ConstantInt::get(i32Ty, 0),
+                                          randomIndex(ModelTensor::Random::Key),
+                                          randomIndex(ModelTensor::Random::Counter)}),
       model.name + "_model");
   desc->setAlignment(llvm::Align(8));
   return Status::success();

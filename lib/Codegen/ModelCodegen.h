@@ -81,6 +81,8 @@ std::string modelBenchmarkProgram(const std::string &name, const std::string &he
 
 /// The tensors the caller provides, in argument order: all but the placed ones.
 std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &placed);
+/// The argument position (in `exposed`) of the model's random key or counter, -1 if none.
+int exposedRandomTensor(const Model &model, const std::vector<size_t> &exposed, ModelTensor::Random kind);
 
 /// The names the metadata gives the plan's kernels: the KernelInfo name, or,
 /// for tinygrad's pre-codegen placeholder "test", the name tinygrad's

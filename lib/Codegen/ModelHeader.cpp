@@ -20,6 +20,10 @@ namespace tgc {
 namespace {
 #include "ModelABIText.inc" // kModelABIText: the text of Runtime/ModelABI.h
 
+const char *randomName(ModelTensor::Random r) {
+  return r == ModelTensor::Random::Key ? ", the random key" : r == ModelTensor::Random::Counter ? ", the random counter" : "";
+}
+
 const char *roleName(ModelTensor::Role r) {
   switch (r) {
   case ModelTensor::Role::Input: return "input";
@@ -104,6 +108,12 @@ std::vector<size_t> exposedTensors(const Model &model, const std::set<size_t> &p
   return out;
 }
 
+int exposedRandomTensor(const Model &model, const std::vector<size_t> &exposed, ModelTensor::Random kind) {
+  int t = model.randomTensor(kind);
+  auto it = std::find(exposed.begin(), exposed.end(), size_t(t));
+  return t < 0 || it == exposed.end() ? -1 : int(it - exposed.begin());
+}
+
 namespace {
 
 /// tinygrad's kernel name for a body without optimizer decisions: `r_` when it
@@ -186,7 +196,14 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
   h << "#define " << NAME << "_NUM_TENSORS " << exposed.size() << "\n";
   h << "#define " << NAME << "_NUM_VARS " << model.vars.size() << "\n";
   h << "#define " << NAME << "_WORKSPACE_BYTES " << i64(memory.workspaceBytes) << "\n";
-  h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n\n";
+  h << "#define " << NAME << "_WORKSPACE_ALIGN " << MemoryPlan::kAlignment << "\n";
+  int key = exposedRandomTensor(model, exposed, ModelTensor::Random::Key);
+  int counter = exposedRandomTensor(model, exposed, ModelTensor::Random::Counter);
+  if (key >= 0 || counter >= 0)
+    h << "/* The random state (see TGC_RANDOM_KEY0): the key and the counter each run advances. */\n"
+      << "#define " << NAME << "_RANDOM_KEY_INDEX " << key << "\n#define " << NAME << "_RANDOM_COUNTER_INDEX "
+      << counter << "\n";
+  h << "\n";
   for (size_t i = 0; i < exposed.size(); ++i) {
     const ModelTensor &t = model.tensors[exposed[i]];
     std::string T = NAME + "_" + upper(cIdentifier(t.name));
@@ -196,7 +213,8 @@ std::string modelHeader(const Model &model, const MemoryPlan &memory, const Mode
       shape += (shape.empty() ? "" : ", ") + std::to_string(d);
       numel *= d;
     }
-    h << "/* " << t.name << ": " << roleName(t.role) << ", " << t.dtype.name() << "[" << shape << "] */\n";
+    h << "/* " << t.name << ": " << roleName(t.role) << ", " << t.dtype.name() << "[" << shape << "]"
+      << randomName(t.random) << " */\n";
     h << "#define " << T << "_INDEX " << i << "\n";
     h << "#define " << T << "_NAME \"" << t.name << "\"\n";
     h << "#define " << T << "_ROLE TGC_ROLE_" << (t.role == ModelTensor::Role::Input    ? "INPUT"

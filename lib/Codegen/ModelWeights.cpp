@@ -36,7 +36,9 @@ std::vector<size_t> weightTensors(const Model &model, int64_t *totalBytes) {
   int64_t total = 0;
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const ModelTensor &t = model.tensors[i];
-    if (t.role != ModelTensor::Role::Input || t.dataFile.empty() || t.bytes == 0) continue;
+    // The random key is the caller's to set (a seed), not a weight.
+    if (t.role != ModelTensor::Role::Input || t.dataFile.empty() || t.bytes == 0 || t.random != ModelTensor::Random::None)
+      continue;
     out.push_back(i);
     total += t.bytes;
   }

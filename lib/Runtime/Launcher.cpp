@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
                "usage: %s [--input NAME=FILE.npy]... [--var NAME=VALUE]... [--output-dir DIR] [--weights FILE]\n"
-               "       [--repeat N] [--no-profile] [--threads N] [--list]\n"
+               "       [--repeat N] [--no-profile] [--threads N] [--seed N] [--list]\n"
                "  --input NAME=FILE  data for input/in-out NAME (default: zeros); dtype and shape checked against\n"
                "                    the model (a flat tensor takes any shape with its element count)\n"
                "  --var NAME=VALUE   the value of variable NAME (default: the one the exported graph binds);\n"
@@ -75,6 +76,8 @@ int usage(const char *argv0, const char *msg) {
                "                    per-kernel time table; last line median_ms=<float>\n"
                "  --no-profile       with --repeat: time the runs without the per-kernel observer (no table)\n"
                "  --threads N        threads for the kernels' parallel loops (default: the core count)\n"
+               "  --seed N           the random state tinygrad's Tensor.manual_seed(N) sets: the random key, and the\n"
+               "                    random counter zeroed unless --input gives it (a model that draws random numbers)\n"
                "  --list             print the model's tensors and variables and exit\n",
                argv0);
   return kUsage;
@@ -94,8 +97,9 @@ void list(const tgc_model_info &m, const std::string &weightsPath) {
     std::printf("weights: %d tensors from '%s'\n", m.weights->num_weights, weightsPath.c_str());
   for (int32_t i = 0; i < m.num_tensors; ++i) {
     const tgc_tensor_info &t = m.tensors[i];
-    std::printf("  %-12s %-7s %-8s %s %lld bytes\n", t.name, t.role >= 0 && t.role <= 2 ? roles[t.role] : "?",
-                t.dtype_name, shapeText(t.shape, t.rank).c_str(), (long long)t.bytes);
+    const char *random = i == m.random_key ? " (random key)" : i == m.random_counter ? " (random counter)" : "";
+    std::printf("  %-12s %-7s %-8s %s %lld bytes%s\n", t.name, t.role >= 0 && t.role <= 2 ? roles[t.role] : "?",
+                t.dtype_name, shapeText(t.shape, t.rank).c_str(), (long long)t.bytes, random);
   }
   if (m.num_vars > 0) std::printf("variables (--var NAME=VALUE):\n");
   for (int32_t j = 0; j < m.num_vars; ++j) {
@@ -195,6 +199,20 @@ void printProfile(const tgc_model_info &m, const Profile &p, size_t runs) {
   std::printf("  %-32s %8ld %12.6f %6.1f%%\n", "total", allCalls, all / double(runs), all > 0 ? 100.0 : 0.0);
 }
 
+/// --seed: the key {TGC_RANDOM_KEY0, seed} (ModelABI.h) unless `given`, and the
+/// counter zeroed unless given; "" or why not.
+std::string seedRandomState(const tgc_model_info &m, const std::vector<void *> &ptrs,
+                            const std::set<int32_t> &provided, uint32_t seed) {
+  if (m.random_key < 0) return "--seed: the model has no random key (it draws no random numbers)";
+  if (provided.count(m.random_key))
+    return std::string("--seed: the random key ") + m.tensors[m.random_key].name + " is also given with --input";
+  const uint32_t key[2] = {TGC_RANDOM_KEY0, seed};
+  std::memcpy(ptrs[size_t(m.random_key)], key, sizeof key);
+  if (m.random_counter >= 0 && !provided.count(m.random_counter))
+    std::memset(ptrs[size_t(m.random_counter)], 0, size_t(m.tensors[m.random_counter].bytes));
+  return "";
+}
+
 } // namespace
 
 std::string launcherVarValues(const tgc_model_info &m, const std::vector<std::string> &given, std::vector<int64_t> &values) {
@@ -243,6 +261,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   std::vector<std::string> varArgs;
   std::string outDir, weightsPath;
   long repeat = 0;
+  std::optional<uint32_t> seed;
   bool listOnly = false, profile = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
@@ -283,6 +302,13 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
       if (value.empty() || *end || n < 1 || n > 1024)
         return usage(argv0, ("--threads expects a count from 1 to 1024, got '" + value + "'").c_str());
       tgc_set_num_threads(int(n));
+    } else if (takeValue("--seed")) {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || value[0] == '-' || *end || errno || n > UINT32_MAX)
+        return usage(argv0, ("--seed expects an integer from 0 to 4294967295, got '" + value + "'").c_str());
+      seed = uint32_t(n);
     } else if (takeValue("--repeat")) {
       char *end = nullptr;
       repeat = std::strtol(value.c_str(), &end, 10);
@@ -326,7 +352,7 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   // Every input is checked before anything runs.
   std::vector<Storage> storage;
   std::vector<void *> ptrs;
-  std::vector<std::pair<int32_t, std::vector<uint8_t>>> inouts; // original contents, restored before each run
+  std::set<int32_t> provided; // the tensors --input gives
   for (int32_t i = 0; i < m.num_tensors; ++i) {
     const tgc_tensor_info &t = m.tensors[i];
     storage.push_back(allocate(t.bytes));
@@ -352,8 +378,8 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
       return kFail;
     }
     if (!a.data.empty()) std::memcpy(ptrs.back(), a.data.data(), a.data.size());
-    if (t.role == TGC_ROLE_INOUT && repeat > 0) inouts.emplace_back(i, std::move(a.data));
     inputs.erase(given);
+    provided.insert(i);
   }
   if (!inputs.empty()) {
     std::string names;
@@ -363,6 +389,19 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
                  names.empty() ? "none" : names.c_str());
     return kFail;
   }
+  if (seed) {
+    if (std::string why = seedRandomState(m, ptrs, provided, *seed); !why.empty()) {
+      std::fprintf(stderr, "%s: error: %s\n", argv0, why.c_str());
+      return kFail;
+    }
+  }
+  // With --repeat every run starts from the same in-outs.
+  std::vector<std::pair<int32_t, std::vector<uint8_t>>> inouts;
+  for (int32_t i = 0; i < m.num_tensors && repeat > 0; ++i)
+    if (m.tensors[i].role == TGC_ROLE_INOUT) {
+      const uint8_t *p = static_cast<const uint8_t *>(ptrs[size_t(i)]);
+      inouts.emplace_back(i, std::vector<uint8_t>(p, p + m.tensors[i].bytes));
+    }
   Storage workspace;
   if (m.workspace_bytes > 0 && !(workspace = allocate(m.workspace_bytes))) {
     std::fprintf(stderr, "%s: error: cannot allocate the %lld-byte workspace\n", argv0, (long long)m.workspace_bytes);

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 /* 2: tgc_model_info gained external weights, a call observer and kernel names.
- * 3: it gained variables (run_vars, vars, num_vars), appended. */
-#define TGC_MODEL_ABI_VERSION 3
+ * 3: it gained variables (run_vars, vars, num_vars), appended.
+ * 4: it gained the random state (random_key, random_counter). */
+#define TGC_MODEL_ABI_VERSION 4
 
 /* Status codes of NAME_run / NAME_run_tensors: 0 = success. The entry never aborts. */
 #define TGC_OK 0
@@ -37,6 +38,14 @@
 #define TGC_ROLE_INPUT 0  /* read by the model */
 #define TGC_ROLE_OUTPUT 1 /* written by the model */
 #define TGC_ROLE_INOUT 2  /* read, then updated in place ("NAME.after") */
+
+/* The random state of a model that draws random numbers (tinygrad's Tensor.rand, randn, randint, dropout, the
+ * nn initializers): a key, an input, and a counter, an in-out, both uint32[2]. Each run advances the counter
+ * (low word first, carried into the high one) by the 32-bit words it draws, as tinygrad's realize does: run
+ * again with the counter it left for the next draws. tinygrad's Tensor.manual_seed(seed) sets the key to
+ * {TGC_RANDOM_KEY0, seed} (the first word: the last four bytes, big-endian, of the SHA-256 of the device's
+ * number as four big-endian bytes, 0 for the first device that draws) and the counter to {0, 0}. */
+#define TGC_RANDOM_KEY0 UINT32_C(347607321)
 
 /* tgc_tensor_info.dtype */
 #define TGC_DTYPE_BOOL 1
@@ -121,6 +130,8 @@ typedef struct tgc_model_info {
   const tgc_var_info *vars; /* num_vars entries, in argument order */
   int32_t num_vars;
   int32_t reserved;
+  int32_t random_key;     /* index into tensors of the random key (see TGC_RANDOM_KEY0), -1: none */
+  int32_t random_counter; /* index into tensors of the random counter, -1: none */
 } tgc_model_info;
 
 /* The runtime library (tgc::runtime, libtgc_runtime.a) reads weights files.

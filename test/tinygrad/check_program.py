@@ -8,7 +8,11 @@
 2. `tgc opt --passes=schedule --stats`: tgc's kernel count must equal tinygrad's;
 3. `tgc run`: every output and every changed buffer must equal tinygrad's;
 4. `tgc compile --emit=exe` and the launcher on the exported inputs: the same;
-5. for `c_program` programs, `tgc compile --weights=embed` linked with c_program.c through the header: the same.
+5. for `c_program` programs, `tgc compile --weights=embed` linked with c_program.c through the header: the same;
+6. for `steps` programs (the function returns a step to run repeatedly), the model compiled once and linked with
+   c_steps.c runs `steps` times from C, its in-outs (weights, optimizer state, the random counter) carried from
+   run to run and, with `seed`, its random state set as Tensor.manual_seed(seed) does: every run's outputs and
+   random counter must equal tinygrad's after as many realizes of the step.
 Ints and bools must be equal; floats within TOLERANCE of their dtype (docs/tinygrad.md). An `xfail` program must
 fail in tgc, and this check fails once it does not. Exit 0 passed (or failed as expected), 1 failed, 77 skipped:
 tinygrad is missing outside CI (in CI, where CI is set, a missing tinygrad fails).
@@ -111,11 +115,76 @@ def check_c_program(tgc: str, case: str, meta: dict, work: str, cc: str, runtime
     compare(os.path.join(d, "out0.npy"), os.path.join(case, out0["file"]), out0["dtype"], "C program: out0")
 
 
+def random_state(header: str) -> dict:
+    """'key'/'counter' -> tensor name, from the header's per-tensor comments."""
+    found = re.findall(r"/\* (\w+): [^*]*, the random (key|counter) \*/", header)
+    return {kind: name for name, kind in found}
+
+
+def tinygrad_steps(step, count: int) -> list:
+    """tinygrad's results of `count` more realizes of `step`: per realize, each output's bytes and the random
+    counter after it."""
+    import tgc_export
+    from tinygrad import Tensor
+    runs = []
+    for _ in range(count):
+        tensors = tgc_export._realizable(step())
+        Tensor.realize(*tensors)
+        runs.append(([tgc_export._tensor_bytes(t) for t in tensors], rng_counter()))
+    return runs
+
+
+def rng_counter() -> bytes | None:
+    from tinygrad import Tensor
+    counter = Tensor._device_rng_counters.get("CPU")
+    return None if counter is None else counter.numpy().tobytes()
+
+
+def check_steps(tgc: str, case: str, meta: dict, work: str, cc: str, runtime: str, spec: dict, runs: list):
+    """The model compiled once and run len(runs) times from C (c_steps.c), in-outs carried: tinygrad's results
+    (`runs`: per run, each output's bytes, None for the exported expected/ files, and the random counter after)."""
+    import numpy as np
+    d = os.path.join(work, "steps")
+    os.makedirs(os.path.join(d, "in"))
+    os.makedirs(os.path.join(d, "out"))
+    run([tgc, "compile", os.path.join(case, "graph.json"), "-o", os.path.join(d, "model.o"), "--name=model"])
+    with open(os.path.join(d, "model.h")) as f:
+        state = random_state(f.read())
+    seeded = spec["seed"] is not None
+    if seeded and set(state) != {"key", "counter"}:
+        raise Failure(f"the header names no random key and counter: {state}")
+    for i in meta["inputs"]:
+        name = f"n{i['node']}"
+        if not (seeded and name in state.values()):  # seeded: the C program sets the random state itself
+            np.load(os.path.join(case, i["file"])).tofile(os.path.join(d, "in", name + ".raw"))
+    exe = os.path.join(d, "steps")
+    run([cc, "-std=c11", "-Wall", "-Werror", "-I", d, os.path.join(HERE, "c_steps.c"), os.path.join(d, "model.o"),
+         runtime, "-lstdc++", "-lm", "-lpthread", "-o", exe])
+    run([exe, len(runs), os.path.join(d, "in"), os.path.join(d, "out")] + ([spec["seed"]] if seeded else []))
+    for k, (outputs, counter) in enumerate(runs):
+        for o, want in zip(meta["outputs"], outputs or [None] * len(meta["outputs"])):
+            got = os.path.join(d, "out", f"{k}_out{o['index']}")
+            expected = os.path.join(case, o["file"])
+            descr = np.load(expected).dtype
+            np.save(got + ".npy", np.fromfile(got + ".raw", dtype=descr).reshape(o["shape"]))
+            if want is not None:
+                expected = got + ".want.npy"
+                np.save(expected, np.frombuffer(want, dtype=descr).reshape(o["shape"]))
+            compare(got + ".npy", expected, o["dtype"], f"C run {k + 1}: out{o['index']}")
+        if counter is not None and "counter" in state:
+            got = np.fromfile(os.path.join(d, "out", f"{k}_{state['counter']}.raw"), dtype=np.uint32)
+            if got.tobytes() != counter:
+                raise Failure(f"C run {k + 1}: random counter {got}, tinygrad {np.frombuffer(counter, np.uint32)}")
+
+
 def check(name: str, spec: dict, a) -> None:
     sys.path.insert(0, os.path.join(ROOT, "tools", "export"))
     import tgc_export
     case = os.path.join(a.work, "case")
-    tgc_export.export(spec["fn"](), case, f"test/tinygrad/programs.py:{name}", expected=True)
+    step = spec["fn"]() if spec["steps"] else None
+    tgc_export.export(step() if step else spec["fn"](), case, f"test/tinygrad/programs.py:{name}", expected=True)
+    # tinygrad's runs of the step: the exporter's realize (its outputs in expected/), then the later ones
+    runs = [(None, rng_counter())] + tinygrad_steps(step, spec["steps"] - 1) if step else []
     with open(os.path.join(case, "meta.json")) as f:
         meta = json.load(f)
     graph = os.path.join(case, "graph.json")
@@ -128,10 +197,13 @@ def check(name: str, spec: dict, a) -> None:
     check_launcher(a.tgc, case, meta, a.work)
     if spec["c_program"]:
         check_c_program(a.tgc, case, meta, a.work, a.cc, a.runtime)
+    if step:
+        check_steps(a.tgc, case, meta, a.work, a.cc, a.runtime, spec, runs)
     counts = f"{kernels} kernels" if kernels is not None else "(outputs tinygrad does not schedule: kernels not counted)"
     print(f"{name}: {len(meta['outputs'])} outputs, {len(meta['buffers_after'])} changed buffers and "
           f"{counts} as tinygrad's, through tgc run and the launcher"
-          + (" and from C" if spec["c_program"] else ""))
+          + (" and from C" if spec["c_program"] else "")
+          + (f", and {spec['steps']} runs from C with their state carried" if step else ""))
 
 
 def example_setup(doc: str, add_args=None):

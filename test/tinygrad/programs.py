@@ -5,6 +5,10 @@ realize. Weights come from tinygrad itself (its own initializers, realized befor
 checkpoint would have them) or from a fixed-seed numpy generator; nothing is computed here that tinygrad does
 not compute in the same test. `xfail` names the open issue that makes tgc refuse the program today: the check
 expects tgc to fail and fails loudly once it passes. `c_program` also links the model from C through its header.
+With `steps`, the function returns a step (a function returning the tensors to realize) that tinygrad realizes
+`steps` times and the compiled model runs as many times from C, carrying its state; with `seed`, the step's
+random numbers come from Tensor.manual_seed(seed), called by the function after its set-up, and the C program sets
+the random state from the seed alone.
 CMake reads the names from the `@program("...")` lines, so keep one per line.
 """
 from __future__ import annotations
@@ -18,9 +22,9 @@ from tinygrad.nn.state import get_parameters
 PROGRAMS: dict[str, dict] = {}
 
 
-def program(name: str, xfail: str | None = None, c_program: bool = False):
+def program(name: str, xfail: str | None = None, c_program: bool = False, steps: int = 0, seed: int | None = None):
     def register(fn):
-        PROGRAMS[name] = {"fn": fn, "xfail": xfail, "c_program": c_program}
+        PROGRAMS[name] = {"fn": fn, "xfail": xfail, "c_program": c_program, "steps": steps, "seed": seed}
         return fn
     return register
 
@@ -174,6 +178,45 @@ def reductions():
 def lazy_nn_init():
     Tensor.manual_seed(0)
     return [nn.Linear(8, 4)(data(2, 8))]
+
+
+@program("random_draws", steps=3, seed=7)
+def random_draws():
+    from tinygrad.helpers import Context
+    x = data(6, 10)
+    Tensor.manual_seed(7)
+
+    def step():
+        with Context(TRAINING=1):
+            return [Tensor.rand(1000), Tensor.randn(3, 5), Tensor.randint(20, low=-3, high=9), x.dropout(0.4),
+                    Tensor.kaiming_uniform(4, 6, dtype=dtypes.half)]
+    return step
+
+
+@program("dropout_training", steps=4, seed=3)
+def dropout_training():
+    from tinygrad.helpers import Context
+    from tinygrad.nn.optim import Adam
+
+    class Net:
+        def __init__(self):
+            self.l1, self.l2 = nn.Linear(8, 16), nn.Linear(16, 4)
+
+        def __call__(self, x):
+            return self.l2(self.l1(x).relu().dropout(0.3))
+    net = realized(Net(), 1)
+    opt = Adam(get_parameters(net), lr=0.01)
+    Tensor.realize(*get_parameters(opt))  # the optimizer's state is data the steps carry, as after a first step
+    x, y = data(6, 8), ints(0, 4, 6)
+    Tensor.manual_seed(3)
+
+    def step():
+        with Context(TRAINING=1):
+            opt.zero_grad()
+            loss = net(x).sparse_categorical_crossentropy(y)
+            loss.backward()
+            return [loss, *opt.schedule_step()]
+    return step
 
 
 # Variables: each program's Variable is bound to one value; the graph keeps it symbolic (tinygrad's kernels take it

@@ -13,6 +13,7 @@
 
 #include "Codegen/Model.h"
 #include "IR/BufferData.h"
+#include "Runtime/ModelABI.h"
 #include "Runtime/Npy.h"
 #include "Runtime/Parallel.h"
 
@@ -38,6 +39,7 @@ struct RunOptions {
   std::string format = "auto";
   std::string root;
   int repeat = 0;
+  int64_t seed = -1; ///< --seed: the random state Tensor.manual_seed(seed) sets
   GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
   KernelFlags kernel;
@@ -77,6 +79,30 @@ bool loadTensor(const ModelTensor &t, const std::string &file, std::vector<uint8
   }
   out = std::move(a.data);
   return true;
+}
+
+using InputData = std::vector<std::pair<const ModelTensor *, std::vector<uint8_t>>>;
+
+/// --seed: the random key {TGC_RANDOM_KEY0, seed} (Runtime/ModelABI.h) and
+/// the counter zeroed unless --input gives it, as Tensor.manual_seed(seed)
+/// leaves them; "" or why not.
+std::string seedRandomState(const Model &m, const std::map<std::string, std::string> &overrides, uint32_t seed,
+                            InputData &data) {
+  int key = m.randomTensor(ModelTensor::Random::Key), counter = m.randomTensor(ModelTensor::Random::Counter);
+  if (key < 0) return "--seed: the model has no random key (it draws no random numbers)";
+  if (overrides.count(m.tensors[size_t(key)].name))
+    return "--seed: the random key " + m.tensors[size_t(key)].name + " is also given with --input";
+  auto set = [&](int t, uint32_t w0, uint32_t w1) {
+    std::vector<uint8_t> bytes(8);
+    const uint32_t words[2] = {w0, w1};
+    std::memcpy(bytes.data(), words, 8);
+    auto it = std::find_if(data.begin(), data.end(), [&](const auto &d) { return d.first == &m.tensors[size_t(t)]; });
+    if (it == data.end()) data.emplace_back(&m.tensors[size_t(t)], std::move(bytes));
+    else it->second = std::move(bytes);
+  };
+  set(key, TGC_RANDOM_KEY0, seed);
+  if (counter >= 0 && !overrides.count(m.tensors[size_t(counter)].name)) set(counter, 0, 0);
+  return "";
 }
 
 int runModel(const RunOptions &o) {
@@ -147,7 +173,7 @@ int runModel(const RunOptions &o) {
                   (known.empty() ? "none" : known) + ")");
     }
   }
-  std::vector<std::pair<const ModelTensor *, std::vector<uint8_t>>> data;
+  InputData data;
   for (const ModelTensor &t : model->tensors) {
     if (t.role == ModelTensor::Role::Output) continue;
     auto it = overrides.find(t.name);
@@ -162,6 +188,8 @@ int runModel(const RunOptions &o) {
     if (!loadTensor(t, file, bytes, error)) return fail(error);
     data.emplace_back(&t, std::move(bytes));
   }
+  if (o.seed >= 0)
+    if (std::string why = seedRandomState(*model, overrides, uint32_t(o.seed), data); !why.empty()) return fail(why);
 
   CodegenOptions copts;
   copts.kernel = kernelOptions(o.kernel);
@@ -269,6 +297,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--var", o->vars,
                   "NAME=VALUE: run with tinygrad Variable NAME bound to VALUE instead of the value the graph binds "
                   "(within the variable's [min, max]); repeatable");
+  cmd->add_option("--seed", o->seed,
+                  "For a model that draws random numbers: the random state tinygrad's Tensor.manual_seed(N) sets "
+                  "(the random key, and the random counter zeroed unless --input gives it)")
+      ->check(CLI::Range(int64_t(0), int64_t(UINT32_MAX)));
   addGradOptions(cmd, o->grad, "their gradients become extra outputs, also written as grad_n<K>.npy");
   addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
