@@ -43,7 +43,7 @@ public:
 
   /// A float32 input of `shape` in its own buffer: ((i*mul + add) % p) / p - 0.5.
   UOpRef input(const IShape &shape, int64_t mul, int64_t add, int64_t p) {
-    int64_t n = rangeify::prod(shape);
+    int64_t n = rangeify::prod(shape).value; // (static shapes: a bench case has no Variables)
     UOpRef v = ((arange(n) * mul + add) % p).cast(dtypes::Float32) * (1.0 / double(p)) + (-0.5);
     const UOp *buf = rangeify::newBuffer(ctx_, Value::string("CPU"), n, dtypes::Float32, nextSlot_++);
     const UOp *view = rangeify::reshape(buf, shape);
@@ -72,7 +72,7 @@ public:
   UOpRef matmul(UOpRef a, UOpRef b) {
     IShape sa = shapeOf(a), sb = shapeOf(b);
     size_t r = sa.size();
-    int64_t m = sa[r - 2], k = sa[r - 1], n = sb[r - 1];
+    int64_t m = sa[r - 2].value, k = sa[r - 1].value, n = sb[r - 1].value;
     IShape batch(sa.begin(), sa.end() - 2);
     auto with = [&](IShape tail) {
       IShape s = batch;

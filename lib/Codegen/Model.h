@@ -81,6 +81,9 @@ struct Model {
   /// bound value. A diagnostic for an unknown name, a variable with no
   /// value, or a value outside [min, max].
   Result<std::vector<int64_t>> varValues(const std::map<std::string, int64_t> &given = {}) const;
+  /// The same for the variables of `plan` (a schedule compiled from `linear`,
+  /// which lacks those no kernel reads), in its order.
+  Result<std::vector<int64_t>> varValuesFor(const SchedulePlan &plan, const std::map<std::string, int64_t> &given = {}) const;
 };
 
 /// Parses a variable assignment NAME=VALUE (`--var`): a diagnostic for a

@@ -182,12 +182,12 @@ def bound(name="n", low=1, high=8, value=5):
     return Variable(name, low, high).bind(value)
 
 
-@program("variable_batch", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_batch")
 def variable_batch():
     return [data(8, 16)[:bound()].sum(axis=0)]
 
 
-@program("variable_linear_into_slice", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_linear_into_slice")
 def variable_linear_into_slice():
     n, lin = bound(), realized(nn.Linear(16, 4), 1)
     out = Tensor.zeros(8, 4).contiguous().realize()
@@ -195,7 +195,7 @@ def variable_linear_into_slice():
     return [out]
 
 
-@program("variable_softmax_length", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_softmax_length")
 def variable_softmax_length():
     n = bound(high=16, value=11)
     out = Tensor.zeros(4, 16).contiguous().realize()
@@ -203,13 +203,13 @@ def variable_softmax_length():
     return [out]
 
 
-@program("variable_mean_and_max", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_mean_and_max")
 def variable_mean_and_max():
     x = data(8, 16)[:bound()]
     return [x.mean(0), x.max(0), (data(4) * bound()).contiguous()]
 
 
-@program("variable_kv_cache", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_kv_cache")
 def variable_kv_cache():
     pos = bound("pos", 0, 15, 6)
     cache = Tensor.zeros(16, 8).contiguous().realize()
@@ -218,7 +218,7 @@ def variable_kv_cache():
     return [(scores.reshape(-1, 1) * cache[:pos + 1]).sum(0), cache]
 
 
-@program("variable_two", xfail="#30 (Variables: symbolic shapes)")
+@program("variable_two")
 def variable_two():
     a, b = bound("a", 1, 8, 3), bound("b", 1, 6, 6)
     out = Tensor.zeros(128).contiguous().realize()

@@ -38,23 +38,30 @@ inline std::vector<std::filesystem::path> corpusCases(std::initializer_list<cons
 }
 
 /// The open issues that keep tgc from handling some corpus cases yet.
-enum class Pending { None, Variables, RandomNumbers };
+enum class Pending { None, RandomNumbers };
 
-inline std::string pendingIssue(Pending p) {
-  return p == Pending::Variables ? "#30 (Variables)" : p == Pending::RandomNumbers ? "#31 (THREEFRY)" : "";
+inline std::string pendingIssue(Pending p) { return p == Pending::RandomNumbers ? "#31 (THREEFRY)" : ""; }
+
+/// A case's meta.json (null when unreadable).
+inline nlohmann::json caseMeta(const std::filesystem::path &caseDir) {
+  std::string text, err;
+  if (!rt::readFile((caseDir / "meta.json").string(), text, err)) return nullptr;
+  nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return meta.is_object() ? meta : nullptr;
 }
 
-/// What a case waits for, by its meta.json: a case that binds tinygrad Variables
-/// (`variables`) waits for #30, a random-number case (category `r`) for #31.
-/// test/lit/compile-corpus/corpus.py applies the same rule.
+/// What a case waits for, by its meta.json: a random-number case (category
+/// `r`) waits for #31. test/lit/compile-corpus/corpus.py applies the same rule.
 inline Pending pendingOn(const std::filesystem::path &caseDir) {
-  std::string text, err;
-  if (!rt::readFile((caseDir / "meta.json").string(), text, err)) return Pending::None;
-  nlohmann::json meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!meta.is_object()) return Pending::None;
-  if (meta.contains("variables") && meta["variables"].is_array() && !meta["variables"].empty()) return Pending::Variables;
-  if (meta.value("category", "") == "r") return Pending::RandomNumbers;
-  return Pending::None;
+  nlohmann::json meta = caseMeta(caseDir);
+  return meta.is_object() && meta.value("category", "") == "r" ? Pending::RandomNumbers : Pending::None;
+}
+
+/// Whether a case binds tinygrad Variables (meta.json `variables`): a member
+/// `<case>@<value>` of a family exported at several values.
+inline bool bindsVariables(const std::filesystem::path &caseDir) {
+  nlohmann::json meta = caseMeta(caseDir);
+  return meta.is_object() && meta.contains("variables") && meta["variables"].is_array() && !meta["variables"].empty();
 }
 
 /// Checks one case's outcome. A case pending on one of `expectedToFail` must

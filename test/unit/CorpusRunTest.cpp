@@ -344,7 +344,7 @@ std::map<std::string, std::vector<fs::path>> variableFamilies() {
   for (const fs::path &dir : okCases(false)) {
     std::string name = dir.filename().string();
     size_t at = name.find('@');
-    if (at != std::string::npos && testing::pendingOn(dir) == testing::Pending::Variables)
+    if (at != std::string::npos && testing::bindsVariables(dir))
       out[name.substr(0, at)].push_back(dir);
   }
   return out;
