@@ -58,6 +58,18 @@ Result<std::vector<int64_t>> Model::varValues(const std::map<std::string, int64_
   return plan.bindVars(values);
 }
 
+Result<std::vector<int64_t>> Model::varValuesFor(const SchedulePlan &other, const std::map<std::string, int64_t> &given) const {
+  Result<std::vector<int64_t>> values = varValues(given);
+  if (!values) return values.error();
+  std::vector<int64_t> out;
+  for (const ScheduleVar &v : other.vars) {
+    int j = plan.indexOfVar(v.name);
+    if (j < 0) return Diagnostic(Location(), "the schedule's variable '" + v.name + "' is not the model's");
+    out.push_back((*values)[size_t(j)]);
+  }
+  return out;
+}
+
 Result<std::pair<std::string, int64_t>> parseVarAssignment(std::string_view text) {
   size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0)

@@ -94,6 +94,9 @@ struct Model {
   /// Index into tensors of the model's random key or counter; -1 when it has
   /// none, or several (a graph that reseeds between its draws).
   int randomTensor(ModelTensor::Random kind) const;
+  /// The same for the variables of `plan` (a schedule compiled from `linear`,
+  /// which lacks those no kernel reads), in its order.
+  Result<std::vector<int64_t>> varValuesFor(const SchedulePlan &plan, const std::map<std::string, int64_t> &given = {}) const;
 };
 
 /// Parses a variable assignment NAME=VALUE (`--var`): a diagnostic for a

@@ -82,7 +82,10 @@ CaseResult runCase(const fs::path &dir) {
     if (a.data.size() != size_t(t.bytes)) return r.failure = t.name + ": " + t.dataFile + " has the wrong size", r;
     std::memcpy(static_cast<uint8_t *>(buffers->data(size_t(t.buffer))) + t.byteOffset, a.data.data(), a.data.size());
   }
-  if (Status st = (*compiled)->run(buffers->pointers()); !st.ok()) return r.failure = "run: " + st.error().str(), r;
+  // the variables at the values the graph binds (tgc run's default)
+  auto vars = model->varValuesFor((*compiled)->plan());
+  if (!vars) return r.failure = "variables: " + vars.error().str(), r;
+  if (Status st = (*compiled)->run(buffers->pointers(), *vars); !st.ok()) return r.failure = "run: " + st.error().str(), r;
 
   Tolerance tol = toleranceFor(model->plan);
   auto check = [&](const std::string &name, const std::string &file) {

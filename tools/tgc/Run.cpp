@@ -159,8 +159,7 @@ int runModel(const RunOptions &o) {
     std::cerr << formatStats(scheduled, inputNodes);
   }
 
-  Result<std::vector<int64_t>> varValues = model->varValues(varOverrides);
-  if (!varValues) return fail(varValues.error().message);
+  if (Result<std::vector<int64_t>> checked = model->varValues(varOverrides); !checked) return fail(checked.error().message);
 
   // Every input's data, before compiling: a missing or wrong file fails fast.
   for (const auto &[name, file] : overrides) {
@@ -201,10 +200,8 @@ int runModel(const RunOptions &o) {
   }
   const CompiledSchedule &cs = **compiled;
   // The schedule's variables are the model's, less any no kernel reads.
-  std::vector<int64_t> runVars;
-  for (const ScheduleVar &v : cs.plan().vars)
-    for (size_t j = 0; j < model->vars.size(); ++j)
-      if (model->vars[j].name == v.name) runVars.push_back((*varValues)[j]);
+  Result<std::vector<int64_t>> runVars = model->varValuesFor(cs.plan(), varOverrides);
+  if (!runVars) return fail(runVars.error().message);
   // The model's plan is the schedule's buffers followed by the inputs no CALL
   // uses (Model::plan): those get storage too, and the schedule runs on the rest.
   Result<HostBuffers> buffers = HostBuffers::allocate(model->plan);
@@ -224,7 +221,7 @@ int runModel(const RunOptions &o) {
   for (int i = 0; i < (o.repeat > 0 ? o.repeat + 1 : 1); ++i) {
     loadInputs();
     auto t0 = std::chrono::steady_clock::now();
-    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size()), runVars); !st.ok()) {
+    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size()), *runVars); !st.ok()) {
       report(st.error());
       return kFailure;
     }
