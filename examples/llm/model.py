@@ -3,15 +3,14 @@
     tgc_export.py examples/llm/model.py -o build/llm                 # the decoding step to deploy
     tgc_export.py examples/llm/model.py:check -o build/llm-check --expected
 
-The model is tinygrad's own `extra/models/llama.py` Transformer with small dimensions and weights drawn from a fixed
-numpy seed (a real deployment would load a checkpoint here). `outputs()` is one decoding step: the token is
+The model is tinygrad's own `extra/models/llama.py` Transformer with small dimensions and weights drawn from tinygrad's
+generator at a fixed seed (a real deployment would load a checkpoint here). `outputs()` is one decoding step: the token is
 `Tensor.empty` (the compiled step's input), the KV caches are unrealized buffers the step reads and updates in place,
 and `start_pos` is a tinygrad Variable, so the step is compiled once and bound at each position. `generate()` is
 tinygrad's own greedy decoding of the same model, which the C program must reproduce token for token.
 """
 import math
 
-import numpy as np
 from tinygrad import Tensor, TinyJit, Variable, dtypes
 from tinygrad.nn.state import get_state_dict
 from extra.models.llama import Transformer
@@ -23,11 +22,10 @@ NAN = float("nan")  # llama's forward returns the logits when the temperature is
 
 def model() -> Transformer:
     m = Transformer(DIM, HIDDEN, HEADS, LAYERS, 1e-5, VOCAB, max_context=CONTEXT, jit=False)
-    rng = np.random.default_rng(0)
+    Tensor.manual_seed(0)  # tinygrad's own generator: the weights are the same on every machine
     for name, w in get_state_dict(m).items():
         scale = 1.0 if "norm" in name else 1.0 / math.sqrt(w.shape[-1])
-        w.replace(Tensor((rng.standard_normal(w.shape) * scale + (1.0 if "norm" in name else 0.0)).astype(np.float32)))
-    for w in get_state_dict(m).values(): w.realize()
+        w.replace((Tensor.randn(*w.shape) * scale + (1.0 if "norm" in name else 0.0)).realize())
     return m
 
 
