@@ -1,6 +1,7 @@
 //===- SInt.cpp - tinygrad's sint: arithmetic on shape sizes --------------===//
 #include "IR/SInt.h"
 
+#include "IR/ExecAlu.h"
 #include "IR/Symbolic.h"
 
 #include <algorithm>
@@ -46,24 +47,10 @@ Dim operator*(const Dim &a, const Dim &b) {
   return symbolic(Op::MUL, a, b);
 }
 
-static int64_t floorDivInt(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 Dim floorDiv(const Dim &a, const Dim &b) {
-  if (a.isStatic() && b.isStatic()) return b.value ? floorDivInt(a.value, b.value) : 0;
+  if (a.isStatic() && b.isStatic()) return b.value ? tgc::floorDiv(a.value, b.value) : 0;
   if (b == Dim(1)) return a;
   return symbolic(Op::FLOORDIV, a, b);
-}
-
-Dim floorMod(const Dim &a, const Dim &b) {
-  if (a.isStatic() && b.isStatic()) return b.value ? a.value - floorDivInt(a.value, b.value) * b.value : 0;
-  if (b == Dim(1)) return 0;
-  return symbolic(Op::FLOORMOD, a, b);
-}
-
-Dim dimMax(const Dim &a, const Dim &b) {
-  if (a.isStatic() && b.isStatic()) return std::max(a.value, b.value);
-  if (a == b) return a;
-  return symbolic(Op::MAX, a, b);
 }
 
 Dim dimProd(const Shape &s) {
@@ -73,20 +60,13 @@ Dim dimProd(const Shape &s) {
 }
 
 int64_t dimVmax(const Dim &d) { return d.isStatic() ? d.value : d.sym->vmaxInt(); }
-int64_t dimVmin(const Dim &d) { return d.isStatic() ? d.value : d.sym->vminInt(); }
+static int64_t dimVmin(const Dim &d) { return d.isStatic() ? d.value : d.sym->vminInt(); }
 
 std::optional<bool> dimsEqual(const Dim &a, const Dim &b) {
   if (a == b) return true;
   Dim diff = a - b;
   if (diff.isStatic()) return diff.value == 0;
   if (dimVmin(diff) > 0 || dimVmax(diff) < 0) return false;
-  return std::nullopt;
-}
-
-std::optional<bool> dimLess(const Dim &a, const Dim &b) {
-  Dim diff = a - b;
-  if (dimVmax(diff) < 0) return true;
-  if (dimVmin(diff) >= 0) return false;
   return std::nullopt;
 }
 

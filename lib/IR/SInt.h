@@ -24,19 +24,14 @@ Dim operator+(const Dim &a, const Dim &b);
 Dim operator-(const Dim &a, const Dim &b);
 Dim operator*(const Dim &a, const Dim &b);
 Dim floorDiv(const Dim &a, const Dim &b);
-Dim floorMod(const Dim &a, const Dim &b);
-Dim dimMax(const Dim &a, const Dim &b);
 /// The number of elements of a shape.
 Dim dimProd(const Shape &s);
 
 /// The largest value the size takes (the Variables at their maxima).
 int64_t dimVmax(const Dim &d);
-int64_t dimVmin(const Dim &d);
 /// tinygrad's resolve(a == b): known when both are ints or the difference is
 /// a constant over the Variables' ranges; nullopt when it depends on them.
 std::optional<bool> dimsEqual(const Dim &a, const Dim &b);
-/// resolve(a < b) the same way.
-std::optional<bool> dimLess(const Dim &a, const Dim &b);
 
 /// "bs*16" for a symbolic size, the number for a static one.
 std::string dimStr(const Dim &d);

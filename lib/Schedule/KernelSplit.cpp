@@ -65,10 +65,8 @@ static const UOp *debuf(LocalAddBufferContext &ctx, const UOp *buf) {
     f.addrspace = key.addrspace ? addrSpaceValue(*key.addrspace) : Value();
     f.device = key.device;
     // storage for the Variables' maxima, shrunk to the symbolic shape (tinygrad's max_shape)
-    IShape maxShape;
-    for (const Dim &d : key.shape) maxShape.push_back(dimVmax(d));
     const UOp *p = c.get(Op::PARAM, key.dtype, {c.constInt(maxNumel(key.shape))}, f.toValue());
-    ret = shrinkTo(reshape(p, maxShape), key.shape);
+    ret = shrinkTo(reshape(p, maxShape(key.shape)), key.shape);
   }
   if (!ctx.inMap.count(buf)) {
     ctx.inMap[buf] = true;

@@ -75,10 +75,8 @@ Result<RealizedOutputs> realizeOutputs(const UOp *sink, const std::string &defau
       DType dt = strongDType(s->dtype());
       Value device = s->device().isNone() ? Value::string(defaultDevice) : s->device();
       // storage for the Variables' maxima, viewed at the symbolic shape
-      IShape maxShape;
-      for (const Dim &d : *shape) maxShape.push_back(dimVmax(d));
       const UOp *buf = newBuffer(s->context(), device, maxNumel(*shape), dt, firstFreeSlot++);
-      const UOp *view = shrinkTo(reshape(buf, maxShape), *shape);
+      const UOp *view = shrinkTo(reshape(buf, maxShape(*shape)), *shape);
       srcs[i] = after(view, {store(view, dt == s->dtype() ? s : cast(s, dt))});
       out.clones[i] = buf;
     }

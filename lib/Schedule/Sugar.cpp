@@ -74,6 +74,12 @@ int64_t maxNumel(const IShape &s) {
   return n;
 }
 
+IShape maxShape(const IShape &s) {
+  IShape out;
+  for (const Dim &d : s) out.push_back(dimVmax(d));
+  return out;
+}
+
 std::string shapeString(const IShape &s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + dimStr(s[i]);
@@ -462,10 +468,8 @@ const UOp *newBuffer(Context &ctx, const Value &device, int64_t numel, DType dt,
 const UOp *emptyLike(const UOp *x, int64_t slot) {
   // tinygrad's empty: storage for the Variables' maxima, shrunk to the symbolic shape
   const IShape &s = shapeOf(x);
-  IShape maxShape;
-  for (const Dim &d : s) maxShape.push_back(dimVmax(d));
   const UOp *buf = newBuffer(x->context(), x->device(), maxNumel(s), strongDType(x->dtype()), slot);
-  return shrinkTo(reshape(buf, maxShape), s);
+  return shrinkTo(reshape(buf, maxShape(s)), s);
 }
 
 const UOp *param(Context &ctx, int64_t slot, DType dt, const IShape &shape, const Value &device,

@@ -87,6 +87,8 @@ std::string shapeString(const IShape &s);
 int64_t staticDim(const Dim &d, const UOp *at);
 /// A Variable's maximum for every symbolic size: what storage for it holds.
 int64_t maxNumel(const IShape &s);
+/// The shape with every symbolic size at its maximum (tinygrad's max_shape).
+IShape maxShape(const IShape &s);
 
 /// Index arithmetic with a size (tinygrad's `UOp op sint`): an int size is an
 /// int operand, exactly as before Variables; a symbolic one is its node.
