@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Codegen/Schedule.h"
+#include "Codegen/Exec/CompiledLinear.h"
 
 #include <nlohmann/json.hpp>
 

@@ -17,10 +17,10 @@
 #include "Baseline.h"
 #include "Sections.h"
 
-#include "Codegen/Lower.h"
-#include "Codegen/MemoryPlan.h"
-#include "Codegen/Model.h"
-#include "Codegen/ModelCodegen.h"
+#include "Codegen/Lower/MLIRToLLVM.h"
+#include "Codegen/Model/MemoryPlan.h"
+#include "Pipeline/Pipeline.h"
+#include "Codegen/Model/ModelCodegen.h"
 #include "IR/JSON.h"
 #include "IR/Pass.h"
 #include "Runtime/Npy.h"
@@ -109,7 +109,7 @@ nlohmann::json runModel(const fs::path &dir, const BenchOptions &o, int cores) {
   if (!inputs) return row["error"] = inputs.error().str(), row;
   tgc_set_num_threads(cores);
   auto t1 = Clock::now();
-  auto cs = compileLinear(model->linear, CodegenOptions{});
+  auto cs = compileModelForRun(*model);
   if (!cs) return row["error"] = cs.error().str(), row;
   double compileMs = msSince(t1);
   auto hb = HostBuffers::allocate((*cs)->plan());
@@ -182,14 +182,12 @@ nlohmann::json compileGraph(const fs::path &dir) {
   Context ctx;
   Result<Model> model = readModel(ctx, dir);
   if (!model) return row["error"] = model.error().str(), row;
-  Result<MemoryPlan> memory = planMemory(*model);
-  if (!memory) return row["error"] = memory.error().str(), row;
   ModelCodegenOptions copts;
   copts.relocatableLinker = codegen::findRelocatableLinker(); // as `tgc compile` does
-  Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
+  Result<CompiledModel> art = compileModelArtifacts(*model, copts);
   if (!art) return row["error"] = art.error().str(), row;
   row["tgc_compile_ms"] = msSince(t1);
-  row["object_bytes"] = art->object.size();
+  row["object_bytes"] = art->artifacts.object.size();
   // Repeated in one process, tgc's runs are warm ones: set beside tinygrad's
   // warm median (its cold median is 3% higher on k3).
   double tgSchedule = tg.scheduleWarm > 0 ? tg.scheduleWarm : tg.scheduleCold;

@@ -3,8 +3,8 @@
 // The rest of the pipeline past the passes: a document that parses, is within
 // the driver's resource limits and verifies is compiled to machine code the
 // way `tgc compile` would, without running it. A tensor graph goes through
-// buildModel (realize-outputs, schedule, planLinear) and planMemory; a LINEAR
-// root (linear.json) is compiled directly. Every stage may refuse the input
+// the pipeline's model path (Pipeline.h: buildModelFromDocument, then
+// compileModelArtifacts); a LINEAR root (linear.json) is compiled directly. Every stage may refuse the input
 // with a Diagnostic; a crash, a sanitizer report, an LLVM assertion or a hang
 // is a finding. Code is generated at -O0 to keep executions cheap: the
 // optimizer is LLVM's, the lowering in front of it is ours.
@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzCommon.h"
 
-#include "Codegen/MemoryPlan.h"
-#include "Codegen/Model.h"
-#include "Codegen/Schedule.h"
+#include "Codegen/Model/MemoryPlan.h"
+#include "Pipeline/Pipeline.h"
+#include "Codegen/Exec/CompiledLinear.h"
 #include "IR/Limits.h"
 #include "RegisterPasses.h"
 
@@ -50,9 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (root->is(Op::LINEAR)) (void)compileLinearToObject(root, cheapCodegen());
   if (!g->roots[0]->is(Op::SINK)) return 0;
 
-  Result<Model> model = buildModel(ctx, *g);
-  if (!model) return 0;
-  (void)planMemory(*model);
-  (void)compileLinearToObject(model->linear, cheapCodegen());
+  Result<BuiltModel> built = buildModelFromDocument(ctx, *g);
+  if (!built) return 0;
+  ModelCodegenOptions copts;
+  copts.target.optLevel = 0;
+  (void)compileModelArtifacts(built->model, copts);
   return 0;
 }

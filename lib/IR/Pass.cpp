@@ -124,6 +124,7 @@ Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const 
     bool print = opts.printAfterAll ||
                  std::find(opts.printAfter.begin(), opts.printAfter.end(), info->name) != opts.printAfter.end();
     if (print && opts.printer) opts.printer(info->name, g, *pass);
+    if (opts.statsStream) *opts.statsStream << pass->statsText();
   }
   if (opts.timePasses && opts.timingStream) {
     double total = std::chrono::duration<double>(Clock::now() - total0).count();

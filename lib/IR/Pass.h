@@ -27,6 +27,8 @@ public:
   /// Extra text a pass prints after the graph with --print-after (e.g. an
   /// analysis result). Empty by default.
   virtual std::string analysisText(const Graph &) const { return ""; }
+  /// Counts the pass reports under --stats (e.g. the decisions it made), "" for none.
+  virtual std::string statsText() const { return ""; }
 };
 
 struct PassInfo {
@@ -74,6 +76,8 @@ struct PipelineOptions {
   /// Called to print the graph after a pass: (passName, graph).
   std::function<void(std::string_view, const Graph &, const Pass &)> printer;
   std::ostream *timingStream = nullptr;
+  /// Where each pass's statsText goes after it ran (--stats); null: nowhere.
+  std::ostream *statsStream = nullptr;
 };
 
 /// Runs the passes in order; stops at the first failing one.

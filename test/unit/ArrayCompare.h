@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Codegen/Schedule.h"
+#include "Codegen/Exec/CompiledLinear.h"
 #include "IR/DType.h"
 #include "Runtime/Npy.h"
 

@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "ArrayCompare.h"
 #include "CorpusFiles.h"
-#include "Codegen/Model.h"
-#include "Codegen/Schedule.h"
+#include "Pipeline/Pipeline.h"
+#include "Codegen/Exec/CompiledLinear.h"
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"
 #include "Runtime/Npy.h"
@@ -67,7 +67,7 @@ CaseResult runCase(const fs::path &dir) {
   r.calls = model->plan.calls.size();
   r.kernels = model->plan.kernels.size();
 
-  auto compiled = compileLinear(model->linear);
+  auto compiled = compileModelForRun(*model);
   if (!compiled) return r.failure = "compile: " + compiled.error().str(), r;
   auto buffers = HostBuffers::allocate((*compiled)->plan());
   if (!buffers) return r.failure = buffers.error().str(), r;

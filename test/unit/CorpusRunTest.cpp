@@ -21,7 +21,7 @@
 // contents on the host.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Schedule.h"
+#include "Codegen/Exec/CompiledLinear.h"
 #include "IR/BufferData.h"
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"

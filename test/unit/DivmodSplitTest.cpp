@@ -7,9 +7,9 @@
 // double-precision loop nest; and the kernels the split must leave alone.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/DivmodSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/GateVersioning.h"
-#include "Codegen/ParallelLoop.h"
+#include "Codegen/Opt/DivmodSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Opt/GateVersioning.h"
+#include "Codegen/Opt/ParallelLoop.h"
 #include "KernelBuild.h"
 
 #include <cmath>

@@ -6,9 +6,9 @@
 // a double-precision loop nest; and the kernels the rewrite must leave alone.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/EpilogueSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/MatmulTiling.h"
-#include "Codegen/ParallelLoop.h"
+#include "Codegen/Opt/EpilogueSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Opt/MatmulTiling.h"
+#include "Codegen/Opt/ParallelLoop.h"
 #include "KernelBuild.h"
 
 #include <cmath>

@@ -8,8 +8,8 @@
 // double-precision loop nest; and the kernels the split must leave alone.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/GateSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/ParallelLoop.h"
+#include "Codegen/Opt/GateSplit.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Opt/ParallelLoop.h"
 #include "KernelBuild.h"
 
 #include <cmath>

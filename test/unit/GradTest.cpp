@@ -13,8 +13,8 @@
 //    w.assign(w - lr*grad) equal w - lr * tinygrad's gradients.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Model.h"
-#include "Codegen/Schedule.h"
+#include "Pipeline/Pipeline.h"
+#include "Codegen/Exec/CompiledLinear.h"
 #include "CorpusFiles.h"
 #include "IR/BufferData.h"
 #include "IR/JSON.h"
@@ -61,7 +61,7 @@ public:
     Result<Model> m = buildModel(ctx, g);
     if (!m) return m.error();
     cg->model_ = std::move(*m);
-    auto cs = compileLinear(cg->model_.linear);
+    auto cs = compileModelForRun(cg->model_);
     if (!cs) return cs.error();
     cg->cs_ = std::move(*cs);
     auto bufs = HostBuffers::allocate(cg->cs_->plan());

@@ -7,9 +7,9 @@
 // rewrite must leave alone.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/HoistInvariant.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/MatmulTiling.h"
-#include "Codegen/ParallelLoop.h"
+#include "Codegen/Opt/HoistInvariant.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Opt/MatmulTiling.h"
+#include "Codegen/Opt/ParallelLoop.h"
 #include "KernelBuild.h"
 
 #include <cmath>

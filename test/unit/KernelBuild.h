@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "Codegen/MatmulTiling.h"
-#include "Codegen/Schedule.h"
+#include "Codegen/Opt/MatmulTiling.h"
+#include "Codegen/Exec/CompiledLinear.h"
 
 #include "GraphBuild.h"
 

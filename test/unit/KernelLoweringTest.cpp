@@ -6,8 +6,8 @@
 // Python's semantics written out by hand, never from the code under test.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Lower.h"
-#include "Codegen/Schedule.h"
+#include "Codegen/Lower/MLIRToLLVM.h"
+#include "Codegen/Exec/CompiledLinear.h"
 
 #include "KernelBuild.h"
 

@@ -8,7 +8,7 @@
 // of the run, are left alone.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/LaneSums.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Lower/LaneSums.h" // (Codegen/: a code-generator test for test/unit/CMakeLists.txt)
 
 #include "llvm/Analysis/ConstantFolding.h"
 #include "llvm/AsmParser/Parser.h"

@@ -8,8 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CorpusFiles.h"
-#include "Codegen/LinearModel.h"
-#include "Codegen/MemoryPlan.h"
+#include "Codegen/Model/LinearModel.h"
+#include "Pipeline/Pipeline.h"
+#include "Codegen/Model/MemoryPlan.h"
 #include "IR/JSON.h"
 #include "Runtime/FileIO.h"
 

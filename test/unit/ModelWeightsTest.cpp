@@ -1,5 +1,5 @@
 //===- ModelWeightsTest.cpp - --weights mode resolution --------------------===//
-#include "Codegen/ModelWeights.h"
+#include "Codegen/Model/ModelWeights.h"
 
 #include <doctest/doctest.h>
 

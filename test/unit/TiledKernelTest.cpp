@@ -7,12 +7,12 @@
 // and compared with a plain double-precision loop nest (KernelBuild.h's configs).
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/DivmodSplit.h"
-#include "Codegen/EpilogueSplit.h"
-#include "Codegen/GateVersioning.h"
-#include "Codegen/ParallelLoop.h"
-#include "Codegen/MatmulTiling.h"
+#include "Codegen/Exec/CompiledLinear.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Opt/DivmodSplit.h"
+#include "Codegen/Opt/EpilogueSplit.h"
+#include "Codegen/Opt/GateVersioning.h"
+#include "Codegen/Opt/ParallelLoop.h"
+#include "Codegen/Opt/MatmulTiling.h"
 #include "KernelBuild.h"
 
 #include <cmath>

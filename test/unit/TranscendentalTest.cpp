@@ -9,7 +9,7 @@
 // absolute 7e-7 on [-100, 100]) or tighter.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Schedule.h"
+#include "Codegen/Exec/CompiledLinear.h"
 
 #include "GraphBuild.h"
 

@@ -11,8 +11,8 @@
 // range refused, a variable's trip count on threads.
 //
 //===----------------------------------------------------------------------===//
-#include "Codegen/Schedule.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
-#include "Codegen/KernelToMLIR.h"
+#include "Codegen/Exec/CompiledLinear.h" // (also marks the file as a code-generator test for test/unit/CMakeLists.txt)
+#include "Codegen/Lower/KernelToMLIR.h"
 #include "KernelBuild.h"
 
 #include <cmath>

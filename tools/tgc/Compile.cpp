@@ -9,12 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 
-#include "Codegen/LinearModel.h"
-#include "Codegen/Lower.h"
-#include "Codegen/MemoryPlan.h"
-#include "Codegen/ModelCodegen.h"
-#include "Codegen/ModelWeights.h"
-#include "IR/JSON.h"
+#include "Codegen/Lower/MLIRToLLVM.h"
+#include "Codegen/Model/ModelWeights.h"
+#include "Pipeline/Pipeline.h"
 #include "Runtime/FileIO.h"
 
 #include <llvm/TargetParser/Host.h>
@@ -178,25 +175,6 @@ int fail(const std::string &msg) {
   return kFailure;
 }
 
-/// The model of a document: a LINEAR as it is, a tensor graph through buildModel.
-Result<Model> loadModel(Context &ctx, const Graph &g, const std::string &name, int64_t &tinygradArena) {
-  const UOp *linear = g.root("linear");
-  if (!linear && g.roots.size() == 1 && g.roots[0]->is(Op::LINEAR)) linear = g.roots[0];
-  if (linear) return modelFromLinear(linear, name, &tinygradArena);
-  ModelOptions mopts;
-  mopts.name = name;
-  Result<Model> m = buildModel(ctx, g, mopts);
-  // tinygrad's own plan of a corpus case: linear.json beside its graph.json.
-  fs::path beside = fs::path(g.path).parent_path() / "linear.json";
-  std::error_code ec;
-  if (m && !g.path.empty() && fs::exists(beside, ec)) {
-    Context other;
-    if (auto doc = readGraphJSONFile(other, beside.string()); doc && doc->root("linear"))
-      if (auto plan = planLinear(doc->root("linear")); plan) tinygradArena = tinygradArenaBytes(*plan);
-  }
-  return m;
-}
-
 int runCompile(const CompileOptions &o) {
   std::set<std::string> emit(o.emit.begin(), o.emit.end());
   if (emit.empty()) emit = {"obj", "header"};
@@ -221,23 +199,15 @@ int runCompile(const CompileOptions &o) {
     report(st.error());
     return kFailure;
   }
-  if (gradReq) {
-    if (Result<std::vector<size_t>> outs = addGradients(g, *gradReq); !outs) {
-      report(outs.error());
-      return kFailure;
-    }
-  }
-  int64_t tinygradArena = 0;
-  Result<Model> model = loadModel(*ctx, g, name, tinygradArena);
-  if (!model) {
-    report(model.error());
+  ModelOptions mopts;
+  mopts.name = name;
+  mopts.grad = gradReq;
+  Result<BuiltModel> built = buildModelFromDocument(*ctx, g, mopts);
+  if (!built) {
+    report(built.error());
     return kFailure;
   }
-  Result<MemoryPlan> memory = planMemory(*model);
-  if (!memory) {
-    report(memory.error());
-    return kFailure;
-  }
+  Model *model = &built->model;
 
   // Weights: every input the graph gives data for, embedded or in STEM.weights.
   ModelCodegenOptions copts;
@@ -262,11 +232,13 @@ int runCompile(const CompileOptions &o) {
   copts.keepLLVMIR = emit.count("llvm");
   copts.emitAssembly = emit.count("asm");
   copts.relocatableLinker = codegen::findRelocatableLinker();
-  Result<ModelArtifacts> art = compileModel(*model, *memory, copts);
-  if (!art) {
-    report(art.error());
+  Result<CompiledModel> compiled = compileModelArtifacts(*model, copts);
+  if (!compiled) {
+    report(compiled.error());
     return kFailure;
   }
+  const MemoryPlan *memory = &compiled->memory;
+  ModelArtifacts *art = &compiled->artifacts;
   if (o.stats) {
     std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
               << " tensors=" << model->tensors.size() - copts.weights.placed().size();
@@ -275,7 +247,7 @@ int runCompile(const CompileOptions &o) {
       std::cout << " external=" << copts.weights.external.size() << " weights_bytes=" << weightsFile.size();
     std::cout << "\n"
               << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
-    if (tinygradArena) std::cout << "tinygrad_arena_bytes=" << tinygradArena << "\n";
+    if (built->tinygradArenaBytes) std::cout << "tinygrad_arena_bytes=" << built->tinygradArenaBytes << "\n";
   }
 
   // The executable first: it is the one step that can still fail.

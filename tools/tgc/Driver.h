@@ -1,7 +1,7 @@
 //===- Driver.h - shared pieces of tgc's subcommands ------------*- C++ -*-===//
 #pragma once
 
-#include "Codegen/KernelOptions.h"
+#include "Codegen/Opt/KernelOptions.h"
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/Limits.h"

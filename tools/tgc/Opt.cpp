@@ -106,6 +106,7 @@ int runOpt(const OptOptions &o) {
   popts.printAfterAll = o.printAfterAll;
   popts.timePasses = o.timePasses;
   popts.timingStream = &std::cerr;
+  if (o.stats) popts.statsStream = &std::cerr;
   popts.printer = [&](std::string_view pass, const Graph &g, const Pass &p) {
     PrintOptions printOpts;
     printOpts.shapes = !o.noShapes;

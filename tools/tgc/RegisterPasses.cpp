@@ -4,7 +4,7 @@
 #include "IR/Pass.h"
 #include "Schedule/Passes.h"
 #if TGC_ENABLE_CODEGEN
-#include "Codegen/Passes.h"
+#include "Codegen/Opt/KernelOptPasses.h"
 #endif
 
 namespace tgc::driver {

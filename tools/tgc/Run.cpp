@@ -1,7 +1,7 @@
 //===- Run.cpp - `tgc run`: schedule, JIT-compile and run a tensor graph --===//
 //
-// The whole compiler in one command: buildModel (schedule pipeline + plan),
-// compileLinear (ORC JIT), the inputs loaded from .npy files (the data files
+// The whole compiler in one command: the pipeline's front half
+// (buildModelFromDocument) and its JIT back half (compileModelForRun), the inputs loaded from .npy files (the data files
 // the graph names, or --input overrides), one run, and every output and
 // changed input buffer written as .npy. With --repeat, the compiled schedule
 // is timed (execution only). With --grad/--wrt, the `grad` pass first adds
@@ -11,7 +11,7 @@
 #include "Driver.h"
 #include "Inspect.h"
 
-#include "Codegen/Model.h"
+#include "Pipeline/Pipeline.h"
 #include "IR/BufferData.h"
 #include "Runtime/ModelABI.h"
 #include "Runtime/Npy.h"
@@ -105,143 +105,80 @@ std::string seedRandomState(const Model &m, const std::map<std::string, std::str
   return "";
 }
 
-int runModel(const RunOptions &o) {
-  // --input NAME=FILE, checked before any work.
-  std::map<std::string, std::string> overrides;
-  for (const std::string &spec : o.inputs) {
+/// --input NAME=FILE options into a map; "" or what is wrong.
+std::string parseInputOverrides(const std::vector<std::string> &specs, std::map<std::string, std::string> &out) {
+  for (const std::string &spec : specs) {
     size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      std::cerr << "tgc run: error: --input expects NAME=FILE.npy, got '" << spec << "'\n";
-      return kUsage;
-    }
-    if (!overrides.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
-      std::cerr << "tgc run: error: --input " << spec.substr(0, eq) << " is given twice\n";
-      return kUsage;
-    }
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return "--input expects NAME=FILE.npy, got '" + spec + "'";
+    if (!out.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) return "--input " + spec.substr(0, eq) + " is given twice";
   }
+  return "";
+}
 
-  std::optional<GradRequest> gradReq;
-  if (!gradRequest(o.grad, "run", gradReq)) return kUsage;
-  // --var NAME=VALUE: a malformed one is refused before any work; names and ranges once the model is known.
-  std::map<std::string, int64_t> varOverrides;
-  for (const std::string &spec : o.vars) {
-    auto v = parseVarAssignment(spec);
-    if (!v) return fail(v.error().message);
-    if (!varOverrides.emplace(v->first, v->second).second) return fail("--var " + v->first + " is given twice");
-  }
-
-  auto ctx = std::make_unique<Context>();
-  Graph g;
-  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
-    report(st.error());
-    return kFailure;
-  }
-  // the gradients become outputs out<I>; each is also written as grad_n<K>.npy
-  std::map<std::string, int64_t> gradOutputs;
-  if (gradReq) {
-    Result<std::vector<size_t>> outs = addGradients(g, *gradReq);
-    if (!outs) {
-      report(outs.error());
-      return kFailure;
-    }
-    for (size_t i = 0; i < outs->size(); ++i) gradOutputs["out" + std::to_string((*outs)[i])] = gradReq->wrt[i];
-  }
-  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
-  Result<Model> model = buildModel(*ctx, g);
-  if (!model) {
-    report(model.error());
-    return kFailure;
-  }
-  if (o.stats) {
-    Graph scheduled;
-    scheduled.roots = {model->linear};
-    scheduled.rootNames = {"linear"};
-    std::cerr << formatStats(scheduled, inputNodes);
-  }
-
-  if (Result<std::vector<int64_t>> checked = model->varValues(varOverrides); !checked) return fail(checked.error().message);
-
-  // Every input's data, before compiling: a missing or wrong file fails fast.
+/// Every input's data: --input's file, else the one the graph names. A
+/// missing or wrong file fails here, before anything is compiled.
+Result<InputData> readInputs(const Model &model, const std::map<std::string, std::string> &overrides) {
   for (const auto &[name, file] : overrides) {
-    const ModelTensor *t = model->find(name);
-    if (!t || t->role == ModelTensor::Role::Output) {
-      std::string known;
-      for (const ModelTensor &m : model->tensors)
-        if (m.role != ModelTensor::Role::Output) known += (known.empty() ? "" : ", ") + m.name;
-      return fail("--input " + name + ": the model has no input of that name (inputs: " +
-                  (known.empty() ? "none" : known) + ")");
-    }
+    const ModelTensor *t = model.find(name);
+    if (t && t->role != ModelTensor::Role::Output) continue;
+    std::string known;
+    for (const ModelTensor &m : model.tensors)
+      if (m.role != ModelTensor::Role::Output) known += (known.empty() ? "" : ", ") + m.name;
+    return Diagnostic(Location(), "--input " + name + ": the model has no input of that name (inputs: " +
+                                      (known.empty() ? "none" : known) + ")");
   }
   InputData data;
-  for (const ModelTensor &t : model->tensors) {
+  for (const ModelTensor &t : model.tensors) {
     if (t.role == ModelTensor::Role::Output) continue;
     auto it = overrides.find(t.name);
     std::string file = it != overrides.end() ? it->second : t.dataFile;
     if (file.empty()) {
       if (!t.needsData) continue; // an unallocated buffer the model assigns: starts zeroed
-      return fail("input " + describe(t) + " has no data file in the graph; give one with --input " + t.name +
-                  "=FILE.npy");
+      return Diagnostic(Location(), "input " + describe(t) + " has no data file in the graph; give one with --input " +
+                                        t.name + "=FILE.npy");
     }
     std::vector<uint8_t> bytes;
     std::string error;
-    if (!loadTensor(t, file, bytes, error)) return fail(error);
+    if (!loadTensor(t, file, bytes, error)) return Diagnostic(Location(), error);
     data.emplace_back(&t, std::move(bytes));
   }
-  if (o.seed >= 0)
-    if (std::string why = seedRandomState(*model, overrides, uint32_t(o.seed), data); !why.empty()) return fail(why);
+  return data;
+}
 
-  CodegenOptions copts;
-  copts.kernel = kernelOptions(o.kernel);
-  if (o.kernel.threads > 0) tgc_set_num_threads(o.kernel.threads);
-  Result<std::unique_ptr<CompiledSchedule>> compiled = compileLinear(model->linear, copts);
-  if (!compiled) {
-    report(compiled.error());
-    return kFailure;
-  }
-  const CompiledSchedule &cs = **compiled;
-  // The schedule's variables are the model's, less any no kernel reads.
-  Result<std::vector<int64_t>> runVars = model->varValuesFor(cs.plan(), varOverrides);
-  if (!runVars) return fail(runVars.error().message);
-  // The model's plan is the schedule's buffers followed by the inputs no CALL
-  // uses (Model::plan): those get storage too, and the schedule runs on the rest.
-  Result<HostBuffers> buffers = HostBuffers::allocate(model->plan);
-  if (!buffers) {
-    report(buffers.error());
-    return kFailure;
-  }
-  auto loadInputs = [&] {
-    for (const auto &[t, bytes] : data)
-      std::memcpy(static_cast<uint8_t *>(buffers->data(size_t(t->buffer))) + t->byteOffset, bytes.data(), bytes.size());
-  };
-
-  // With --repeat: one warm-up run, then N timed runs. The inputs are loaded
-  // again before each (untimed), so assigns see the same data every time and
-  // the files written hold the result of one run on the given inputs.
+/// Runs `cs` once, or with `repeat` once to warm up and `repeat` times
+/// timed. The inputs are loaded again before each run (untimed), so assigns
+/// see the same data every time and the results are those of one run.
+Result<std::vector<double>> runTimes(const CompiledSchedule &cs, const HostBuffers &buffers, const InputData &data,
+                                     const std::vector<int64_t> &vars, int repeat) {
   std::vector<double> ms;
-  for (int i = 0; i < (o.repeat > 0 ? o.repeat + 1 : 1); ++i) {
-    loadInputs();
+  for (int i = 0; i < (repeat > 0 ? repeat + 1 : 1); ++i) {
+    for (const auto &[t, bytes] : data)
+      std::memcpy(static_cast<uint8_t *>(buffers.data(size_t(t->buffer))) + t->byteOffset, bytes.data(), bytes.size());
     auto t0 = std::chrono::steady_clock::now();
-    if (Status st = cs.run(buffers->pointers().first(cs.buffers().size()), *runVars); !st.ok()) {
-      report(st.error());
-      return kFailure;
-    }
-    if (i > 0 || o.repeat == 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (Status st = cs.run(buffers.pointers().first(cs.buffers().size()), vars); !st.ok()) return st.error();
+    if (i > 0 || repeat == 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
+  return ms;
+}
 
-  // Encode everything first; each file is then written atomically.
+/// Every output (out<I>.npy, and grad_n<K>.npy for a gradient) and changed
+/// input (n<K>.after.npy) into `dir`: all encoded first, each file then written atomically.
+std::string writeResults(const Model &model, const HostBuffers &buffers, const std::map<std::string, int64_t> &gradOutputs,
+                         const std::string &dir) {
   struct File {
     std::string name;
     rt::NpyArray array;
     const ModelTensor *tensor;
   };
   std::vector<File> files;
-  for (const ModelTensor &t : model->tensors) {
+  for (const ModelTensor &t : model.tensors) {
     if (t.role == ModelTensor::Role::Input) continue;
     rt::NpyArray a;
     a.descr = npyDescrFor(t.dtype);
     a.shape.assign(t.shape.begin(), t.shape.end());
     if (t.bytes) {
-      const uint8_t *p = static_cast<const uint8_t *>(buffers->data(size_t(t.buffer))) + t.byteOffset;
+      const uint8_t *p = static_cast<const uint8_t *>(buffers.data(size_t(t.buffer))) + t.byteOffset;
       a.data.assign(p, p + t.bytes);
     }
     if (auto gi = gradOutputs.find(t.name); gi != gradOutputs.end() && t.role == ModelTensor::Role::Output)
@@ -249,27 +186,83 @@ int runModel(const RunOptions &o) {
     files.push_back({t.role == ModelTensor::Role::Output ? t.name + ".npy" : t.name + ".after.npy", std::move(a), &t});
   }
   std::error_code ec;
-  fs::create_directories(o.outputDir, ec);
-  if (ec) return fail("cannot create the output directory " + o.outputDir + ": " + ec.message());
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create the output directory " + dir + ": " + ec.message();
   for (const File &f : files) {
-    std::string path = (fs::path(o.outputDir) / f.name).string(), error;
-    if (!rt::writeNpy(path, f.array, error)) return fail(error);
+    std::string path = (fs::path(dir) / f.name).string(), error;
+    if (!rt::writeNpy(path, f.array, error)) return error;
     std::cout << "wrote " << path << " " << f.tensor->dtype.name() << shapeText(f.tensor->shape) << "\n";
   }
+  return "";
+}
 
-  if (o.repeat > 0) {
-    // Six decimals, as the launcher prints them: a small model runs in microseconds.
-    for (size_t i = 0; i < ms.size(); ++i) std::printf("run %zu: %.6f ms\n", i + 1, ms[i]);
-    std::vector<double> sorted = ms;
-    std::sort(sorted.begin(), sorted.end());
-    size_t n = sorted.size();
-    double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    double mean = 0;
-    for (double v : ms) mean += v / double(n);
-    std::printf("runs=%zu min_ms=%.6f mean_ms=%.6f max_ms=%.6f compile_s=%.2f\n", n, sorted.front(), mean, sorted.back(),
-                cs.compileSeconds());
-    std::printf("median_ms=%.6f\n", median);
+// Six decimals, as the launcher prints them: a small model runs in microseconds.
+void printTimes(const std::vector<double> &ms, double compileSeconds) {
+  for (size_t i = 0; i < ms.size(); ++i) std::printf("run %zu: %.6f ms\n", i + 1, ms[i]);
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  double mean = 0;
+  for (double v : ms) mean += v / double(n);
+  std::printf("runs=%zu min_ms=%.6f mean_ms=%.6f max_ms=%.6f compile_s=%.2f\n", n, sorted.front(), mean, sorted.back(),
+              compileSeconds);
+  std::printf("median_ms=%.6f\n", median);
+}
+
+int runModel(const RunOptions &o) {
+  // --input NAME=FILE and --var NAME=VALUE, checked before any work (names and ranges once the model is known).
+  std::map<std::string, std::string> overrides;
+  if (std::string why = parseInputOverrides(o.inputs, overrides); !why.empty()) {
+    std::cerr << "tgc run: error: " << why << "\n";
+    return kUsage;
   }
+  std::map<std::string, int64_t> varOverrides;
+  for (const std::string &spec : o.vars) {
+    auto v = parseVarAssignment(spec);
+    if (!v) return fail(v.error().message);
+    if (!varOverrides.emplace(v->first, v->second).second) return fail("--var " + v->first + " is given twice");
+  }
+  ModelOptions mopts;
+  mopts.acceptLinear = false;
+  if (!gradRequest(o.grad, "run", mopts.grad)) return kUsage;
+
+  auto ctx = std::make_unique<Context>();
+  Graph g;
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) return report(st.error()), kFailure;
+  size_t inputNodes = o.stats ? graphNodeCount(g) : 0;
+  Result<BuiltModel> built = buildModelFromDocument(*ctx, g, mopts);
+  if (!built) return report(built.error()), kFailure;
+  const Model &model = built->model;
+  if (o.stats) {
+    Graph scheduled;
+    scheduled.roots = {model.linear};
+    scheduled.rootNames = {"linear"};
+    std::cerr << formatStats(scheduled, inputNodes);
+  }
+  if (Result<std::vector<int64_t>> checked = model.varValues(varOverrides); !checked) return fail(checked.error().message);
+  Result<InputData> data = readInputs(model, overrides);
+  if (!data) return fail(data.error().message);
+  if (o.seed >= 0)
+    if (std::string why = seedRandomState(model, overrides, uint32_t(o.seed), *data); !why.empty()) return fail(why);
+
+  CodegenOptions copts;
+  copts.kernel = kernelOptions(o.kernel);
+  if (o.kernel.threads > 0) tgc_set_num_threads(o.kernel.threads);
+  Result<std::unique_ptr<CompiledSchedule>> compiled = compileModelForRun(model, copts);
+  if (!compiled) return report(compiled.error()), kFailure;
+  const CompiledSchedule &cs = **compiled;
+  // The schedule's variables are the model's, less any no kernel reads.
+  Result<std::vector<int64_t>> runVars = model.varValuesFor(cs.plan(), varOverrides);
+  if (!runVars) return fail(runVars.error().message);
+  // The model's plan is the schedule's buffers followed by the inputs no CALL
+  // uses (Model::plan): those get storage too, and the schedule runs on the rest.
+  Result<HostBuffers> buffers = HostBuffers::allocate(model.plan);
+  if (!buffers) return report(buffers.error()), kFailure;
+  Result<std::vector<double>> ms = runTimes(cs, *buffers, *data, *runVars, o.repeat);
+  if (!ms) return report(ms.error()), kFailure;
+  if (std::string why = writeResults(model, *buffers, built->gradOutputs, o.outputDir); !why.empty()) return fail(why);
+  if (o.repeat > 0) printTimes(*ms, cs.compileSeconds());
   std::fflush(stdout);
   return kSuccess;
 }

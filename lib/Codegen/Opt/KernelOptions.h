@@ -1,0 +1,99 @@
+//===- KernelOptions.h - which kernel optimizations codegen applies -*- C++ -*-===//
+//
+// The knobs of lib/Codegen's optimizations (docs/performance.md). Defaults are
+// the optimized build; `strictFP` keeps tinygrad's serial reduction order and
+// `none()` is the plain lowering of docs/codegen.md (libm transcendentals).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace tgc::codegen {
+
+struct KernelOptions {
+  /// Run the outer parallel loop of a big kernel through tgc_parallel_for.
+  bool threads = true;
+  /// Smallest kernel (product of its loop trip counts) that is threaded.
+  int64_t threadMinWork = int64_t(1) << 17;
+  /// Keep tinygrad's serial order in float reductions: no reassociation, so
+  /// no vectorized or multi-accumulator reductions.
+  bool strictFP = false;
+  /// Register tiling of matmul-like kernels (MatmulTiling.cpp).
+  bool tileMatmul = true;
+  /// Kernels whose loop work (the product of their trip counts) is below this
+  /// are not tiled: a tile that covers most of the output saves nothing at run
+  /// time, and its unrolled body costs LLVM seconds (a 512-element cumsum).
+  int64_t tileMinWork = int64_t(1) << 16;
+  /// EXP2/LOG2/SIN (and POW) as branch-free polynomials that vectorize
+  /// (Transcendental.h); off, they are libm calls, one per element.
+  bool polyTranscendentals = true;
+  /// Emit a reduction whose loads are gated (padding) also without the gates,
+  /// under a condition that they all hold (GateVersioning.h).
+  bool versionGates = true;
+  /// Pack a matmul's column panel into a kernel-local buffer (MatmulTiling.cpp).
+  bool packMatmulPanel = true;
+  /// Pack several column tiles per panel and run each row tile over all of
+  /// them, so its rows of the left operand are read from L1 after the first
+  /// tile (MatmulTiling.cpp); needs packMatmulPanel.
+  bool widePanels = true;
+
+  /// Let LLVM vectorize a kernel that evaluates a polynomial transcendental
+  /// with the target's widest vectors (`prefer-vector-width`=512: zmm on
+  /// AVX-512 CPUs, whose default is 256). Such a loop is bound by its ALU
+  /// work, not by memory; streaming loops keep the default width.
+  bool wideVectors = true;
+  /// EXP2 scales its polynomial by 2^q with llvm.ldexp (one vscalef) instead
+  /// of two multiplies by powers of two built from bits: the same correctly
+  /// rounded result in 3 vector ops instead of 9. Applied only where the target
+  /// has a vector ldexp (x86 with AVX-512F; elsewhere it is a libm call).
+  bool vectorLdexp = true;
+  /// A short float MAX reduction over a contiguous innermost range keeps one
+  /// accumulator per vector lane (ReduceLanes.h), so its maxima are vector
+  /// ops instead of one serial chain. Off under strictFP.
+  bool maxLanes = true;
+  /// Compute a reduction's costly terms that do not depend on every loop
+  /// around it once per point of their own ranges, into a kernel-local table
+  /// (HoistInvariant.h).
+  bool hoistInvariant = true;
+  /// Evaluate a reduction's transcendental epilogue in a loop of its own, from
+  /// a kernel-local row of the reductions' results (EpilogueSplit.h).
+  bool splitEpilogue = true;
+  /// Keep a short reduction (32-63 steps) that reads memory contiguously as
+  /// a loop, so LLVM vectorizes it instead of unrolling it and vectorizing
+  /// the output loop around it with gathers (LowerKernels.cpp).
+  bool reductionLoops = true;
+  /// Split the innermost output loop where its comparisons with constants
+  /// change, so that each piece keeps only its live reductions (GateSplit.h).
+  bool splitGates = true;
+  /// Split an innermost output loop the kernel reads as j // c and j % c into
+  /// those two loops, so its loads step one element apart (DivmodSplit.h).
+  bool splitDivmod = true;
+  /// Tile x @ W.T over too few rows to pack its panel (nn.Linear over a few
+  /// tokens) as a small tile of dot products, vectorized along the reduction
+  /// (MatmulTiling.cpp, ReduceToMLIR.cpp); needs tileMatmul, off under strictFP.
+  bool dotTiles = true;
+  /// Reduce over k // c and k % c where a reduction reads its operands so
+  /// (DivmodSplit.h), so its inner loop is contiguous; the same order of sums.
+  bool splitReduceDivmod = true;
+  /// Sum the lanes of several reassociable vector accumulators as one tree
+  /// of shuffles and adds (LaneSums.h): a tile of dot products' outputs.
+  bool combineLaneSums = true;
+  /// Reduce over one long range where a reduction's innermost ranges nest as
+  /// rows of one contiguous array (DivmodSplit.h).
+  bool mergeReduceRanges = true;
+  /// Merge the two innermost output loops into one where the store runs
+  /// contiguously over both and a register tile divides only the merged loop
+  /// (a convolution's image rows; DivmodSplit.h).
+  bool mergeOutputRanges = true;
+  /// A register tile over an axis no tile width divides (a 7 x 7 image's 49
+  /// pixels) moves its last tile back to end at the axis's end, overlapping
+  /// the one before, instead of leaving the kernel untiled (MatmulTiling.h).
+  bool overlapTiles = true;
+
+  static KernelOptions none() {
+    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+  }
+};
+
+} // namespace tgc::codegen

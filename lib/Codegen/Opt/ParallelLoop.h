@@ -1,0 +1,48 @@
+//===- ParallelLoop.h - which kernel loop runs on threads -------*- C++ -*-===//
+//
+// The analysis behind the threads optimization: tinygrad's CPU backend puts
+// one global axis on host threads (the THREAD opt of its heuristic,
+// pipeline-codegen.md §5); tgc picks the outermost loop of a kernel when its
+// iterations are independent and the kernel is big enough to pay for waking
+// the pool. The lowering (KernelToMLIR.cpp) then outlines that loop into a
+// body over [begin, end) called through tgc_parallel_for (Runtime/Parallel.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Codegen/Opt/KernelOptions.h"
+#include "IR/UOp.h"
+
+#include <optional>
+
+namespace tgc::codegen {
+
+/// Whether `x` is `u` or below it through srcs (a value depends on a range, a
+/// loop nest contains a node).
+bool dependsOn(const UOp *u, const UOp *x);
+
+/// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
+std::optional<int64_t> tripCount(const UOp *range);
+/// The most iterations a RANGE runs: its literal trip count, or the largest
+/// value of a symbolic bound (a variable's maximum); nullopt if unbounded.
+std::optional<int64_t> maxTripCount(const UOp *range);
+
+/// Product of the trip counts of the distinct RANGEs of a kernel's loop nest
+/// (a proxy for its work), summed over the nests of a kernel that runs
+/// several one after another; a symbolic trip count counts at its maximum
+/// (the work the kernel is compiled for); -1 when one is unbounded.
+int64_t kernelLoopWork(const UOp *sink);
+
+/// The RANGE to run on threads, or nullptr. It must be the outermost range of
+/// the kernel's only top-level END (or of its last one, after ENDs that fill
+/// kernel-local tables without it, which every chunk then runs first), with a
+/// literal trip count >= 2 or a variable one (RANGE(PARAM n), n up to >= 2: its
+/// value is the pool's count), not a REDUCE axis; every STORE must depend on it (iterations write disjoint elements),
+/// and a buffer that is stored may only be loaded at exactly the stored index
+/// (in-place updates), so no iteration reads what another writes. With tables,
+/// `work` must also outweigh their refills (every chunk fills them again).
+/// `work`: the kernel's loop work if not kernelLoopWork(sink) (-2), for a body
+/// rewritten from a kernel whose work it was.
+const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work = -2);
+
+} // namespace tgc::codegen
