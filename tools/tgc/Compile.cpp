@@ -1,8 +1,8 @@
 //===- Compile.cpp - `tgc compile`: a model as object, header, executable -===//
 //
-// GRAPH -> Model (a LINEAR document as it is, see Codegen/LinearModel.h) ->
-// memory plan -> object file + C header (Codegen/ModelCodegen.h), and an
-// executable linked with the generic launcher (Runtime/Launcher.h). Every
+// GRAPH -> the pipeline (Pipeline/Pipeline.h: a Model, its memory plan, the
+// object and header text) -> files, and an executable linked with the
+// generic launcher (Runtime/Launcher.h). Every
 // file lands beside -o with its stem; nothing is written unless every
 // requested artifact was produced.
 //
@@ -175,54 +175,25 @@ int fail(const std::string &msg) {
   return kFailure;
 }
 
-int runCompile(const CompileOptions &o) {
-  std::set<std::string> emit(o.emit.begin(), o.emit.end());
-  if (emit.empty()) emit = {"obj", "header"};
-  fs::path out(o.output);
-  fs::path stem = out.parent_path() / out.stem();
-  std::string exePath = stem.string();
-  if (emit.count("exe") && exePath == o.output) {
-    std::cerr << "tgc compile: error: -o " << o.output << " needs an extension (.o) when --emit has exe\n";
-    return kUsage;
-  }
-  std::string name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
-  std::optional<GradRequest> gradReq;
-  if (!gradRequest(o.grad, "compile", gradReq)) return kUsage;
-
-  // Before any work: a missing runtime fails the compile anyway.
-  std::string runtimeDir;
-  if (std::string why; emit.count("exe") && !(why = findRuntime(o.target, runtimeDir)).empty()) return fail(why);
-
-  auto ctx = std::make_unique<Context>();
-  Graph g;
-  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) {
-    report(st.error());
-    return kFailure;
-  }
-  ModelOptions mopts;
-  mopts.name = name;
-  mopts.grad = gradReq;
-  Result<BuiltModel> built = buildModelFromDocument(*ctx, g, mopts);
-  if (!built) {
-    report(built.error());
-    return kFailure;
-  }
-  Model *model = &built->model;
-
-  // Weights: every input the graph gives data for, embedded or in STEM.weights.
-  ModelCodegenOptions copts;
-  int64_t dataBytes = 0;
-  std::vector<size_t> weightInputs = weightTensors(*model, &dataBytes);
+/// Where the model's weights go (--weights): the inputs the graph gives data
+/// for, embedded or in STEM.weights (its bytes returned), or left as arguments.
+Result<std::string> placeModelWeights(const CompileOptions &o, const Model &model, ModelWeights &weights) {
   static const std::map<std::string, WeightsMode> kModes = {
       {"pass", WeightsMode::Pass}, {"embed", WeightsMode::Embed}, {"external", WeightsMode::External},
       {"auto", WeightsMode::Auto}};
+  int64_t dataBytes = 0;
+  std::vector<size_t> weightInputs = weightTensors(model, &dataBytes);
   Result<WeightsMode> mode = resolveWeightsMode(kModes.at(o.weights), dataBytes, o.weightsThreshold);
-  if (!mode) return fail(mode.error().message);
+  if (!mode) return mode.error();
   std::string weightsFile;
   // external always writes the file (with no tensors, an empty table), so builds can depend on it.
   if (*mode == WeightsMode::External || (*mode == WeightsMode::Embed && !weightInputs.empty()))
-    if (Status st = placeWeights(*model, weightInputs, *mode, copts.weights, weightsFile); !st.ok())
-      return fail(st.error().message);
+    if (Status st = placeWeights(model, weightInputs, *mode, weights, weightsFile); !st.ok()) return st.error();
+  return weightsFile;
+}
+
+ModelCodegenOptions codegenOptions(const CompileOptions &o, const std::set<std::string> &emit) {
+  ModelCodegenOptions copts;
   copts.target.triple = o.target;
   copts.target.cpu = o.cpu;
   copts.target.optLevel = o.optLevel;
@@ -232,69 +203,104 @@ int runCompile(const CompileOptions &o) {
   copts.keepLLVMIR = emit.count("llvm");
   copts.emitAssembly = emit.count("asm");
   copts.relocatableLinker = codegen::findRelocatableLinker();
-  Result<CompiledModel> compiled = compileModelArtifacts(*model, copts);
-  if (!compiled) {
-    report(compiled.error());
-    return kFailure;
-  }
-  const MemoryPlan *memory = &compiled->memory;
-  ModelArtifacts *art = &compiled->artifacts;
-  if (o.stats) {
-    std::cout << "model=" << name << " kernels=" << model->plan.kernels.size() << " calls=" << model->plan.calls.size()
-              << " tensors=" << model->tensors.size() - copts.weights.placed().size();
-    if (!copts.weights.embedded.empty()) std::cout << " embedded=" << copts.weights.embedded.size();
-    if (!copts.weights.external.empty())
-      std::cout << " external=" << copts.weights.external.size() << " weights_bytes=" << weightsFile.size();
-    std::cout << "\n"
-              << "workspace_bytes=" << memory->workspaceBytes << " unshared_bytes=" << memory->unsharedBytes << "\n";
-    if (built->tinygradArenaBytes) std::cout << "tinygrad_arena_bytes=" << built->tinygradArenaBytes << "\n";
-  }
+  return copts;
+}
 
-  // The executable first: it is the one step that can still fail.
-  std::string error;
-  if (std::error_code ec; !out.parent_path().empty() && (fs::create_directories(out.parent_path(), ec), ec))
-    return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
-  std::string tmpSuffix = ".tmp." + std::to_string(::getpid());
-  if (emit.count("exe")) {
-    std::string tmpObj = stem.string() + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
-    if (!rt::writeFileAtomic(tmpObj, art->object, error)) return fail(error);
-    std::string linkError = linkExecutable(tmpObj, name + "_model", tmpExe, runtimeDir, o.target);
-    std::remove(tmpObj.c_str());
-    if (!linkError.empty()) {
-      std::remove(tmpExe.c_str());
-      return fail(linkError);
-    }
-    if (std::rename(tmpExe.c_str(), exePath.c_str()) != 0) {
-      std::remove(tmpExe.c_str());
-      return fail("cannot write '" + exePath + "'");
-    }
+void printCompileStats(const BuiltModel &built, const CompiledModel &compiled, const ModelWeights &weights,
+                       size_t weightsFileBytes) {
+  const Model &model = built.model;
+  std::cout << "model=" << model.name << " kernels=" << model.plan.kernels.size() << " calls=" << model.plan.calls.size()
+            << " tensors=" << model.tensors.size() - weights.placed().size();
+  if (!weights.embedded.empty()) std::cout << " embedded=" << weights.embedded.size();
+  if (!weights.external.empty()) std::cout << " external=" << weights.external.size() << " weights_bytes=" << weightsFileBytes;
+  std::cout << "\n"
+            << "workspace_bytes=" << compiled.memory.workspaceBytes << " unshared_bytes=" << compiled.memory.unsharedBytes
+            << "\n";
+  if (built.tinygradArenaBytes) std::cout << "tinygrad_arena_bytes=" << built.tinygradArenaBytes << "\n";
+}
+
+/// Links `object` with the launcher into `exePath` through temporary files
+/// beside it; "" or what went wrong (nothing is left behind then).
+std::string writeExecutable(const std::string &object, const std::string &modelName, const std::string &exePath,
+                            const std::string &runtimeDir, const std::string &target) {
+  std::string tmpSuffix = ".tmp." + std::to_string(::getpid()), error;
+  std::string tmpObj = exePath + tmpSuffix + ".o", tmpExe = exePath + tmpSuffix;
+  if (!rt::writeFileAtomic(tmpObj, object, error)) return error;
+  std::string linkError = linkExecutable(tmpObj, modelName + "_model", tmpExe, runtimeDir, target);
+  std::remove(tmpObj.c_str());
+  if (!linkError.empty()) {
+    std::remove(tmpExe.c_str());
+    return linkError;
   }
-  std::vector<std::pair<std::string, const std::string *>> files;
-  std::string header;
-  if (emit.count("obj")) files.push_back({o.output, &art->object});
+  if (std::rename(tmpExe.c_str(), exePath.c_str()) != 0) {
+    std::remove(tmpExe.c_str());
+    return "cannot write '" + exePath + "'";
+  }
+  return "";
+}
+
+/// The artifacts --emit asks for besides the executable, each written
+/// atomically beside -o; "" or what went wrong.
+std::string writeArtifacts(const CompileOptions &o, const std::set<std::string> &emit, const Model &model,
+                           const CompiledModel &compiled, const ModelWeights &weights, const std::string &weightsFile) {
+  fs::path stem = fs::path(o.output).parent_path() / fs::path(o.output).stem();
+  const ModelArtifacts &art = compiled.artifacts;
+  std::vector<std::pair<std::string, std::string>> files; // path, contents
+  if (emit.count("obj")) files.push_back({o.output, art.object});
   // The weights file goes with the code that binds it.
-  if (!weightsFile.empty() && (emit.count("obj") || emit.count("exe")))
-    files.push_back({stem.string() + ".weights", &weightsFile});
-  if (emit.count("header")) {
-    header = modelHeader(*model, *memory, copts.weights);
-    files.push_back({stem.string() + ".h", &header});
-  }
-  if (emit.count("llvm")) files.push_back({stem.string() + ".ll", &art->llvmIR});
-  if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", &art->mlir});
-  if (emit.count("asm")) files.push_back({stem.string() + ".s", &art->assembly});
-  std::string testC, benchC, headerName = fs::path(stem).filename().string() + ".h";
+  if (!weightsFile.empty() && (emit.count("obj") || emit.count("exe"))) files.push_back({stem.string() + ".weights", weightsFile});
+  if (emit.count("header")) files.push_back({stem.string() + ".h", modelHeader(model, compiled.memory, weights)});
+  if (emit.count("llvm")) files.push_back({stem.string() + ".ll", art.llvmIR});
+  if (emit.count("mlir")) files.push_back({stem.string() + ".mlir", art.mlir});
+  if (emit.count("asm")) files.push_back({stem.string() + ".s", art.assembly});
+  std::string headerName = stem.filename().string() + ".h";
   // The programs find the weights file where it is written (absolute when -o is).
   std::string defaultWeights = weightsFile.empty() ? "" : stem.string() + ".weights";
-  if (emit.count("test")) {
-    testC = modelTestProgram(name, headerName, defaultWeights);
-    files.push_back({stem.string() + "_test.c", &testC});
-  }
-  if (emit.count("benchmark")) {
-    benchC = modelBenchmarkProgram(name, headerName, defaultWeights);
-    files.push_back({stem.string() + "_benchmark.c", &benchC});
-  }
+  if (emit.count("test")) files.push_back({stem.string() + "_test.c", modelTestProgram(model.name, headerName, defaultWeights)});
+  if (emit.count("benchmark"))
+    files.push_back({stem.string() + "_benchmark.c", modelBenchmarkProgram(model.name, headerName, defaultWeights)});
+  std::string error;
   for (const auto &[path, data] : files)
-    if (!rt::writeFileAtomic(path, *data, error)) return fail(error);
+    if (!rt::writeFileAtomic(path, data, error)) return error;
+  return "";
+}
+
+int runCompile(const CompileOptions &o) {
+  std::set<std::string> emit(o.emit.begin(), o.emit.end());
+  if (emit.empty()) emit = {"obj", "header"};
+  fs::path out(o.output);
+  std::string exePath = (out.parent_path() / out.stem()).string();
+  if (emit.count("exe") && exePath == o.output) {
+    std::cerr << "tgc compile: error: -o " << o.output << " needs an extension (.o) when --emit has exe\n";
+    return kUsage;
+  }
+  ModelOptions mopts;
+  mopts.name = cIdentifier(o.name.empty() ? out.stem().string() : o.name);
+  if (!gradRequest(o.grad, "compile", mopts.grad)) return kUsage;
+  // Before any work: a missing runtime fails the compile anyway.
+  std::string runtimeDir;
+  if (std::string why; emit.count("exe") && !(why = findRuntime(o.target, runtimeDir)).empty()) return fail(why);
+
+  auto ctx = std::make_unique<Context>();
+  Graph g;
+  if (Status st = loadDocument(*ctx, o.input, o.format, o.root, o.limits, g); !st.ok()) return report(st.error()), kFailure;
+  Result<BuiltModel> built = buildModelFromDocument(*ctx, g, mopts);
+  if (!built) return report(built.error()), kFailure;
+  ModelCodegenOptions copts = codegenOptions(o, emit);
+  Result<std::string> weightsFile = placeModelWeights(o, built->model, copts.weights);
+  if (!weightsFile) return fail(weightsFile.error().message);
+  Result<CompiledModel> compiled = compileModelArtifacts(built->model, copts);
+  if (!compiled) return report(compiled.error()), kFailure;
+  if (o.stats) printCompileStats(*built, *compiled, copts.weights, weightsFile->size());
+
+  if (std::error_code ec; !out.parent_path().empty() && (fs::create_directories(out.parent_path(), ec), ec))
+    return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
+  // The executable first: it is the one step that can still fail.
+  if (emit.count("exe"))
+    if (std::string why = writeExecutable(compiled->artifacts.object, built->model.name, exePath, runtimeDir, o.target); !why.empty())
+      return fail(why);
+  if (std::string why = writeArtifacts(o, emit, built->model, *compiled, copts.weights, *weightsFile); !why.empty())
+    return fail(why);
   return kSuccess;
 }
 

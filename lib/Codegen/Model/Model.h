@@ -2,8 +2,8 @@
 //
 // The unit `tgc run` and `tgc compile` work on: a tensor graph (graph.json or
 // text form) taken through the schedule pipeline (callify, kernel-graph,
-// linearize, resolve-calls) to a LINEAR of kernel CALLs, its static plan
-// (Schedule.h), and the model's interface: which buffers the caller provides
+// linearize, resolve-calls; built by Pipeline/Pipeline.h's buildModel) to a
+// LINEAR of kernel CALLs, its static plan (Lower/LinearPlan.h), and the model's interface: which buffers the caller provides
 // (inputs, with the data files the graph names), which it gets back
 // (outputs), and which it provides and gets back changed (assign targets).
 //

@@ -91,8 +91,14 @@ struct KernelOptions {
   /// the one before, instead of leaving the kernel untiled (MatmulTiling.h).
   bool overlapTiles = true;
 
+  /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
-    return KernelOptions{false, int64_t(1) << 17, true, false, int64_t(1) << 16, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false};
+    return {.threads = false, .strictFP = true, .tileMatmul = false, .polyTranscendentals = false,
+            .versionGates = false, .packMatmulPanel = false, .widePanels = false, .wideVectors = false,
+            .vectorLdexp = false, .maxLanes = false, .hoistInvariant = false, .splitEpilogue = false,
+            .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
+            .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
+            .mergeOutputRanges = false, .overlapTiles = false};
   }
 };
 
