@@ -61,10 +61,12 @@ Diagnostic inKernel(Diagnostic d, const ScheduleKernel &k) {
 // A float EXP2, LOG2, SIN or POW: a polynomial unless libm is asked for.
 bool isPolynomialOp(const UOp *n) { return isTranscendental(n) && n->dtype().isFloat(); }
 
-// Whether a kernel computes one.
-bool evaluatesPolynomial(const UOp *sink) {
+// Whether a kernel's loop is bound by the ALU work of each element: it
+// evaluates a polynomial transcendental (with `polynomials`) or THREEFRY's 20
+// rounds.
+bool aluBound(const UOp *sink, bool polynomials) {
   for (const UOp *n : toposort(sink))
-    if (isPolynomialOp(n)) return true;
+    if ((polynomials && isPolynomialOp(n)) || n->is(Op::THREEFRY)) return true;
   return false;
 }
 
@@ -170,11 +172,12 @@ struct KernelAttributes {
     // along the reduction: the widest. Gathers are made unattractive too
     // (an x86 feature; other targets would warn about it).
     // A loop evaluating a polynomial transcendental per element is bound by
-    // its ALU work (some 25 vector ops per EXP2), not by memory: the widest
-    // vectors halve that work (KernelOptions::wideVectors).
+    // its ALU work (some 25 vector ops per EXP2; THREEFRY some 100 per pair of
+    // outputs), not by memory: the widest vectors halve that work
+    // (KernelOptions::wideVectors).
     const bool tiled = tile.columns > 0;
     if (tiled) vectorWidth = tile.alongReduction ? 512 : std::min<int64_t>(tile.columns * 32, 512);
-    else if (opts.wideVectors && opts.polyTranscendentals && evaluatesPolynomial(sink)) vectorWidth = 512;
+    else if (opts.wideVectors && aluBound(sink, opts.polyTranscendentals)) vectorWidth = 512;
     // In a register tile a transcendental of the reduction's summand is one
     // scalar per tile row and step: SLP vectorizes the tile's columns and
     // leaves each row's polynomial as scalar code mixed with partial vectors
@@ -277,7 +280,7 @@ Result<LoweredSchedule> lowerSchedule(const SchedulePlan &plan, const ScheduleMo
     const UOp *tiled = tileKernel(splitReduceDivmod(mergeReduceRanges(mergeOutputRanges(resolveDataInvalid(k.sink), kernel), kernel), kernel), kernel, &tile);
     works.push_back(threadsWork(tiled, tile));
     dotTiles.push_back(tile.alongReduction);
-    const UOp *body = hoistInvariant(splitGates(splitDivmod(tiled, kernel), kernel), kernel);
+    const UOp *body = hoistInvariant(splitGates(unrollQuotient(splitDivmod(tiled, kernel), kernel), kernel), kernel);
     bodies.push_back(splitMaxLanes(splitEpilogue(body, kernel), kernel));
     // (a tile whose transcendental terms went to a table has none left in its summands)
     attrs.emplace_back(k.sink, tile, transcendentalInReduce(tiled), kernel, tm);
