@@ -3,7 +3,7 @@
 // A weight gradient against a head-major operand, out[i, j] = w[i, j] +
 // sum_k a[k, i] * h[j // 16][k][j % 16] (4 heads of 16 columns, as k3's
 // attention projections read their input), compiled with and without
-// lib/Codegen/DivmodSplit and under the other configs, compared with a
+// lib/Codegen/Opt/DivmodSplit and under the other configs, compared with a
 // double-precision loop nest; and the kernels the split must leave alone.
 //
 //===----------------------------------------------------------------------===//
@@ -264,4 +264,94 @@ TEST_CASE("merge reduce ranges: the sum is the same under every config, and tiny
   unmerged.kernel.mergeReduceRanges = false;
   float a = runFullSum(strict)[0], b = runFullSum(unmerged)[0];
   CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+}
+
+namespace {
+
+// threefry2x32-20 (Random123), written out here as the reference: the
+// counter and the key packed low word first, as tinygrad's THREEFRY takes them.
+uint64_t threefryReference(uint64_t ctr, uint64_t key) {
+  auto rotl = [](uint32_t v, int r) { return uint32_t(v << r | v >> (32 - r)); };
+  const uint32_t k[3] = {uint32_t(key), uint32_t(key >> 32), uint32_t(key) ^ uint32_t(key >> 32) ^ 0x1BD11BDAu};
+  const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  uint32_t x0 = uint32_t(ctr) + k[0], x1 = uint32_t(ctr >> 32) + k[1];
+  for (int r = 0; r < 20; ++r) {
+    x0 += x1;
+    x1 = rotl(x1, rot[r % 8]) ^ x0;
+    if (r % 4 == 3) x0 += k[(r / 4 + 1) % 3], x1 += k[(r / 4 + 2) % 3] + uint32_t(r / 4 + 1);
+  }
+  return uint64_t(x1) << 32 | x0;
+}
+
+// tinygrad's rand bits: out[j] for j < 2c, the low 32 bits of THREEFRY(j % c,
+// key[0]) in the first half and the high 32 bits in the second (a cat of the
+// two halves, read as j // c and j % c).
+const UOp *randBitsKernel(KB &k, int64_t c) {
+  DType u32 = dtypes::UInt32, u64 = dtypes::UInt64;
+  const UOp *out = k.p(0, u32, 2 * c), *key = k.p(1, u64, 1), *j = range(k.c, 2 * c, 0, "LOOP");
+  const UOp *m = k.op(Op::FLOORMOD, dtypes::WeakInt, {j, k.ci(c)});
+  const UOp *t = k.op(Op::THREEFRY, u64, {k.op(Op::CAST, u64, {m}, Value::dtype(u64)), k.idx(key, k.ci(0))});
+  const UOp *lo = k.op(Op::CAST, u32, {t}, Value::dtype(u32));
+  const UOp *hi = k.op(Op::CAST, u32, {k.op(Op::SHR, u64, {t, k.ci(32, u64)})}, Value::dtype(u32));
+  const UOp *upper = k.op(Op::CMPNE, dtypes::Bool, {k.op(Op::FLOORDIV, dtypes::WeakInt, {j, k.ci(c)}), k.ci(0)});
+  return k.sink({k.end(k.store(out, j, k.op(Op::WHERE, u32, {upper, hi, lo})), {j})});
+}
+
+} // namespace
+
+TEST_CASE("unroll quotient: rand's two halves of one THREEFRY are stored from one loop over the counter") {
+  KB k;
+  const UOp *kern = randBitsKernel(k, 64);
+  const UOp *unrolled = codegen::unrollQuotient(kern, codegen::KernelOptions{});
+  REQUIRE(unrolled != kern);
+  const UOp *end = unrolled->src(0);
+  REQUIRE(end->is(Op::END));
+  REQUIRE(end->numSrc() == 2); // GROUP(two STOREs), m
+  CHECK(codegen::tripCount(end->src(1)) == 64);
+  REQUIRE(end->src(0)->is(Op::GROUP));
+  CHECK(end->src(0)->numSrc() == 2);
+  CHECK(countOps(unrolled, Op::THREEFRY) == 1); // shared by both stores
+  CHECK(countOps(unrolled, Op::FLOORDIV) == 0);
+  CHECK(countOps(unrolled, Op::WHERE) == 0);
+  CHECK(codegen::unrollQuotient(kern, codegen::KernelOptions::none()) == kern);
+}
+
+TEST_CASE("unroll quotient: the rand bits are threefry2x32's under every config") {
+  constexpr int64_t c = 1000; // not a multiple of the vector width: a remainder loop too
+  const uint64_t key = 0x0123456789abcdefull;
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    KB k;
+    Run run(k.linear({k.call(randBitsKernel(k, c), {buffer(k.c, 10, dtypes::UInt32, 2 * c), buffer(k.c, 11, dtypes::UInt64, 1)})}),
+            opts);
+    *run.at<uint64_t>(11) = key;
+    run.go();
+    const uint32_t *got = run.at<uint32_t>(10);
+    for (int64_t m = 0; m < c; ++m) {
+      CAPTURE(m);
+      uint64_t want = threefryReference(uint64_t(m), key);
+      CHECK(got[m] == uint32_t(want));
+      CHECK(got[m + c] == uint32_t(want >> 32));
+    }
+  }
+}
+
+TEST_CASE("unroll quotient: kernels it must leave alone") {
+  DType f = dtypes::Float32;
+  SUBCASE("the halves share no costly work: a cat of two tensors") {
+    KB k;
+    const UOp *out = k.p(0, f, 128), *a = k.p(1, f, 64), *b = k.p(2, f, 64), *j = range(k.c, 128, 0, "LOOP");
+    const UOp *m = k.op(Op::FLOORMOD, dtypes::WeakInt, {j, k.ci(64)});
+    const UOp *upper = k.op(Op::CMPNE, dtypes::Bool, {k.op(Op::FLOORDIV, dtypes::WeakInt, {j, k.ci(64)}), k.ci(0)});
+    const UOp *kern = k.sink({k.end(k.store(out, j, k.op(Op::WHERE, f, {upper, k.idx(b, m), k.idx(a, m)})), {j})});
+    CHECK(codegen::unrollQuotient(kern, codegen::KernelOptions{}) == kern);
+  }
+  SUBCASE("too many quotients: j // 8 of 128") {
+    KB k;
+    const UOp *out = k.p(0, f, 128), *a = k.p(1, f, 16), *j = range(k.c, 128, 0, "LOOP");
+    const UOp *m = k.op(Op::FLOORMOD, dtypes::WeakInt, {j, k.ci(16)});
+    const UOp *q = k.op(Op::CAST, f, {k.op(Op::FLOORDIV, dtypes::WeakInt, {j, k.ci(16)})}, Value::dtype(f));
+    const UOp *kern = k.sink({k.end(k.store(out, j, k.op(Op::MUL, f, {k.op(Op::EXP2, f, {k.idx(a, m)}), q})), {j})});
+    CHECK(codegen::unrollQuotient(kern, codegen::KernelOptions{}) == kern);
+  }
 }

@@ -104,6 +104,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("short reductions unrolled", &codegen::KernelOptions::reductionLoops);
   without("no gate split", &codegen::KernelOptions::splitGates);
   without("no divmod split", &codegen::KernelOptions::splitDivmod);
+  without("quotient not unrolled", &codegen::KernelOptions::unrollQuotient);
   without("no reduce divmod split", &codegen::KernelOptions::splitReduceDivmod);
   without("no lane-sum trees", &codegen::KernelOptions::combineLaneSums);
   without("no merged reduce ranges", &codegen::KernelOptions::mergeReduceRanges);

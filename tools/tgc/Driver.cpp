@@ -114,6 +114,7 @@ const OptimizationNames &optimizationNames() {
       {"reduction-loops", &codegen::KernelOptions::reductionLoops},
       {"split-gates", &codegen::KernelOptions::splitGates},
       {"split-divmod", &codegen::KernelOptions::splitDivmod},
+      {"unroll-quotient", &codegen::KernelOptions::unrollQuotient},
       {"split-reduce-divmod", &codegen::KernelOptions::splitReduceDivmod},
       {"lane-sums", &codegen::KernelOptions::combineLaneSums},
       {"merge-reduce-ranges", &codegen::KernelOptions::mergeReduceRanges},

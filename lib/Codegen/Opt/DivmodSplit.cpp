@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tgc::codegen {
 
@@ -64,7 +65,68 @@ std::vector<int64_t> divmodDivisors(const UOp *root, const UOp *j, int64_t n) {
   return {divisors.rbegin(), divisors.rend()};
 }
 
+// Outputs unrolled by unrollQuotient: a few, so the loop's body stays small.
+constexpr int64_t kMaxUnrolledQuotient = 4;
+// Shared work (in ALU ops) below which unrolling is not worth its extra
+// store streams and code.
+constexpr int64_t kMinSharedOps = 16;
+
+// The ALU ops a node stands for: THREEFRY is 20 rounds of add, rotate (two
+// shifts and an or) and xor plus 5 key injections of 3 ops; a polynomial
+// transcendental (Transcendental.cpp) some 25.
+int64_t aluOps(const UOp *u) {
+  if (u->is(Op::THREEFRY)) return 20 * 5 + 5 * 3;
+  if (isTranscendental(u)) return 25;
+  return u->isIn(group::ALU) ? 1 : 0;
+}
+
+// The nodes under `root` that depend on the range `r`.
+std::unordered_set<const UOp *> dependents(const UOp *root, const UOp *r) {
+  std::unordered_set<const UOp *> deps{r};
+  for (const UOp *u : toposort(root))
+    if (std::any_of(u->src().begin(), u->src().end(), [&](const UOp *s) { return deps.count(s) > 0; })) deps.insert(u);
+  return deps;
+}
+
+// The ALU ops of the stored values that depend on `m` and that every piece
+// computes.
+int64_t sharedOps(const std::vector<const UOp *> &pieces, const UOp *m) {
+  std::unordered_set<const UOp *> shared = dependents(pieces[0]->src(1), m);
+  for (size_t k = 1; k < pieces.size(); ++k) {
+    std::unordered_set<const UOp *> deps = dependents(pieces[k]->src(1), m);
+    std::erase_if(shared, [&](const UOp *u) { return !deps.count(u); });
+  }
+  int64_t ops = 0;
+  for (const UOp *u : shared) ops += aluOps(u);
+  return ops;
+}
+
 } // namespace
+
+const UOp *unrollQuotient(const UOp *sink, const KernelOptions &opts) {
+  if (!opts.unrollQuotient || !isPlainLoopNest(sink)) return sink;
+  const UOp *end = sink->src(0), *store = end->src(0);
+  const UOp *j = end->src(end->numSrc() - 1);
+  std::optional<int64_t> n = tripCount(j);
+  if (!n) return sink;
+  Context &ctx = sink->context();
+  for (int64_t c : divmodDivisors(store, j, *n)) {
+    if (*n / c > kMaxUnrolledQuotient) continue;
+    const UOp *m = newRangeLike(j, c, maxAxisId(sink) + 1);
+    std::vector<const UOp *> pieces;
+    for (int64_t k = 0; k < *n / c; ++k) {
+      const UOp *piece = splitRange(store, j, ctx.constInt(k, j->dtype()), m, c);
+      if (!piece || !piece->is(Op::STORE)) return sink;
+      pieces.push_back(piece);
+    }
+    if (sharedOps(pieces, m) < kMinSharedOps) continue;
+    std::vector<const UOp *> src{ctx.get(Op::GROUP, dtypes::Void, pieces)};
+    src.insert(src.end(), end->src().begin() + 1, end->src().end() - 1);
+    src.push_back(m);
+    return ctx.get(Op::SINK, sink->dtype(), {ctx.get(Op::END, end->dtype(), src, end->arg())}, sink->arg(), sink->tag());
+  }
+  return sink;
+}
 
 const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts) {
   if (!opts.splitDivmod || !isPlainLoopNest(sink)) return sink;

@@ -25,6 +25,17 @@ namespace tgc::codegen {
 /// when every load then steps by 0 or 1 element along j % c.
 const UOp *splitDivmod(const UOp *sink, const KernelOptions &opts);
 
+/// The kernel with its innermost output loop j (n steps) replaced by a loop
+/// over m = j % c whose body stores the n / c outputs j = k * c + m (k
+/// constant), each with its integer expressions simplified, or `sink` itself.
+/// Applies to a kernel of one loop nest (one END over a STORE) that divides j
+/// by c (j // c or j % c) with n / c at most 4, when the stored values share
+/// work that depends on m worth at least 16 ALU ops (a THREEFRY counts as its
+/// rounds, a transcendental as its polynomial): tinygrad's rand concatenates
+/// the low and high 32 bits of one THREEFRY per counter, out[m] and
+/// out[m + n/2], which one loop over j computes twice.
+const UOp *unrollQuotient(const UOp *sink, const KernelOptions &opts);
+
 /// The kernel with each single-range REDUCE over k that reads its operands at
 /// k // c and k % c (attention's output projection reads the head-major
 /// attention output as a[(k // 16) * 256 + t * 16 + k % 16]) reduced over

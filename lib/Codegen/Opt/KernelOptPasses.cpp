@@ -117,6 +117,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",
          [] { return kernelRewritePass(codegen::splitDivmod); }});
+  r.add({"unroll-quotient", "loop over j % c and store the few outputs j // c in its body where they share costly work of j % c (rand's THREEFRY halves)",
+         [] { return kernelRewritePass(codegen::unrollQuotient); }});
   r.add({"merge-reduce-ranges", "reduce over one long range where a reduction's innermost ranges nest as rows of one contiguous array",
          [] { return kernelRewritePass(codegen::mergeReduceRanges); }});
   r.add({"merge-output-ranges", "merge a kernel's two innermost output loops where its store runs contiguously over both and a register tile divides only the merged loop",

@@ -39,7 +39,7 @@ struct KernelOptions {
   bool widePanels = true;
 
   /// Let LLVM vectorize a kernel that evaluates a polynomial transcendental
-  /// with the target's widest vectors (`prefer-vector-width`=512: zmm on
+  /// or a THREEFRY with the target's widest vectors (`prefer-vector-width`=512: zmm on
   /// AVX-512 CPUs, whose default is 256). Such a loop is bound by its ALU
   /// work, not by memory; streaming loops keep the default width.
   bool wideVectors = true;
@@ -90,6 +90,11 @@ struct KernelOptions {
   /// pixels) moves its last tile back to end at the axis's end, overlapping
   /// the one before, instead of leaving the kernel untiled (MatmulTiling.h).
   bool overlapTiles = true;
+  /// Loop over j % c and store the j // c outputs of each step in its body
+  /// where an output loop j is read only through those and the outputs share
+  /// costly work of j % c (rand's two 32-bit halves of one THREEFRY;
+  /// DivmodSplit.h).
+  bool unrollQuotient = true;
 
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
@@ -98,7 +103,7 @@ struct KernelOptions {
             .vectorLdexp = false, .maxLanes = false, .hoistInvariant = false, .splitEpilogue = false,
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
-            .mergeOutputRanges = false, .overlapTiles = false};
+            .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false};
   }
 };
 

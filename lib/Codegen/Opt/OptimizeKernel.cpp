@@ -16,10 +16,12 @@ namespace tgc::codegen {
 
 namespace {
 
-// Whether a kernel computes a float EXP2, LOG2, SIN or POW (a polynomial unless libm is asked for).
-bool evaluatesPolynomial(const UOp *sink) {
+// Whether a kernel's loop is bound by the ALU work of each element: it
+// evaluates a polynomial transcendental (a float EXP2, LOG2, SIN or POW, with
+// `polynomials`) or THREEFRY's 20 rounds.
+bool aluBound(const UOp *sink, bool polynomials) {
   for (const UOp *n : toposort(sink))
-    if (isTranscendental(n) && n->dtype().isFloat()) return true;
+    if ((polynomials && isTranscendental(n) && n->dtype().isFloat()) || n->is(Op::THREEFRY)) return true;
   return false;
 }
 
@@ -75,10 +77,11 @@ void decideVectors(KernelDecisions &d, const UOp *sink, bool polyInReduce, const
   // floats: conv2d's 56 columns) is vectorized one row per vector only when
   // the vectorizers are told that width. A dot-product tile's vectors run
   // along the reduction: the widest. A loop evaluating a polynomial
-  // transcendental per element is bound by its ALU work, not by memory: the
+  // transcendental per element (some 25 vector ops per EXP2) or THREEFRY (some
+  // 100 per pair of outputs) is bound by its ALU work, not by memory: the
   // widest vectors halve that work (KernelOptions::wideVectors).
   if (d.tiled) d.vectorWidth = d.tile.alongReduction ? 512 : std::min<int64_t>(d.tile.columns * 32, 512);
-  else if (opts.wideVectors && opts.polyTranscendentals && evaluatesPolynomial(sink)) d.vectorWidth = 512;
+  else if (opts.wideVectors && aluBound(sink, opts.polyTranscendentals)) d.vectorWidth = 512;
   // In a register tile a transcendental of the reduction's summand is one
   // scalar per tile row and step: SLP vectorizes the tile's columns and leaves
   // each row's polynomial as scalar code mixed with partial vectors and mask
@@ -133,6 +136,7 @@ OptimizedKernel optimizeKernel(const UOp *sink, const KernelOptions &opts, const
   d.threadWork = threadsWork(body, tile);
   decideVectors(d, sink, transcendentalInReduce(body), opts, target);
   body = splitDivmod(body, opts);
+  body = unrollQuotient(body, opts);
   body = splitGates(body, opts);
   body = hoistInvariant(body, opts);
   body = splitEpilogue(body, opts);
