@@ -156,6 +156,50 @@ def _transformer(seq, dim, heads, hidden, eps=1e-5):
             "onnx": onnx_fn, "tinygrad": "transformer"}
 
 
+# --- corpus models (inputs: the case's .npy files) ------------------------------------------------
+
+def _mlp(batch, din, hidden, dout):
+    """d1: log_softmax(relu(x @ W1.T + b1) @ W2.T + b2)."""
+    def torch_fn(torch, x, w1, b1, w2, b2):
+        F = torch.nn.functional
+        return F.log_softmax(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), dim=-1)
+
+    def onnx_fn():
+        N = oh.make_node
+        nodes = [N("Gemm", ["x", "w1", "b1"], ["h0"], transB=1), N("Relu", ["h0"], ["h"]),
+                 N("Gemm", ["h", "w2", "b2"], ["y"], transB=1), N("LogSoftmax", ["y"], ["out"], axis=-1)]
+        return _model(nodes, [("x", [batch, din]), ("w1", [hidden, din]), ("b1", [hidden]), ("w2", [dout, hidden]),
+                              ("b2", [dout])], "out", [batch, dout])
+
+    return {"inputs": [[batch, din], [hidden, din], [hidden], [dout, hidden], [dout]], "output": [batch, dout],
+            "torch": torch_fn, "onnx": onnx_fn, "corpus": True}
+
+
+def _cnn(size, cout, k, classes, eps=1e-5):
+    """e1: conv kxk (1 -> cout, bias, no padding), batchnorm in eval ((x - mean) * w / sqrt(var + eps) + b),
+    relu, maxpool 2x2, flatten, linear."""
+    o = size - k + 1
+    flat = cout * (o // 2) ** 2
+
+    def torch_fn(torch, x, cw, cb, mean, bw, var, bb, fw, fb):
+        F = torch.nn.functional
+        y = F.batch_norm(F.conv2d(x, cw, cb), mean, var, bw, bb, False, 0.0, eps)
+        return F.linear(F.max_pool2d(F.relu(y), 2).reshape(1, flat), fw, fb)
+
+    def onnx_fn():
+        N = oh.make_node
+        nodes = [N("Conv", ["x", "cw", "cb"], ["c"], kernel_shape=[k, k]),
+                 N("BatchNormalization", ["c", "bw", "bb", "mean", "var"], ["n"], epsilon=eps),
+                 N("Relu", ["n"], ["r"]), N("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+                 N("Flatten", ["p"], ["f"]), N("Gemm", ["f", "fw", "fb"], ["out"], transB=1)]
+        shapes = [("x", [1, 1, size, size]), ("cw", [cout, 1, k, k]), ("cb", [cout]), ("mean", [cout]),
+                  ("bw", [cout]), ("var", [cout]), ("bb", [cout]), ("fw", [classes, flat]), ("fb", [classes])]
+        return _model(nodes, shapes, "out", [1, classes])
+
+    return {"inputs": [[1, 1, size, size], [cout, 1, k, k]] + [[cout]] * 5 + [[classes, flat], [classes]],
+            "output": [1, classes], "torch": torch_fn, "onnx": onnx_fn, "corpus": True}
+
+
 INPUT_NAMES = ["x", "ln1w", "ln1b", "wqkv", "bqkv", "wo", "bo", "ln2w", "ln2b", "w1", "b1", "w2", "b2"]
 
 
@@ -175,7 +219,15 @@ CASES = {
     "layernorm_4096x1024": _layernorm(4096, 1024),
     "conv2d_3x3": _conv2d(8, 64, 56, 56, 64, 3),
     "transformer_block": _transformer(256, 512, 8, 2048),
+    "c1_matmul_64": {**_matmul_case(64, 64, 64), "corpus": True},
+    "d1_mlp_forward": _mlp(32, 784, 128, 10),
+    "e1_cnn_batch1": _cnn(28, 8, 3, 10),
 }
+# Corpus models not here: expressible in ONNX but not written yet: f1 and k1 (transformers; f1's causal mask is
+# a bool buffer the graph writes itself, k1 starts with an int32 embedding lookup), g1, the op-coverage cases
+# a1-b5 (a2-b5 realize several outputs at once). Not expressible as one ONNX inference graph: the gradient and
+# training cases (gr*, h1, j13-j16, k3), the assigns (i1, j*: in-place updates of inputs), the random ones (r*:
+# tinygrad's THREEFRY stream), the symbolic-shape families (v*: one compiled model for every bound value).
 
 
 def save_onnx(case, path):

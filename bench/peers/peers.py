@@ -11,7 +11,7 @@ numpy call (py_worker.py; cases.py holds them). Every contender is a process of 
 input values; each run rewrites its inputs first and times the computation only. After about a second of
 warm-up each, the contenders take turns, round by round, each round a batch of runs lasting about
 --batch-ms; the time of a contender is the median of all its runs. Outputs are checked against each
-other, and tgc's against tinygrad's output fingerprint. README.md describes the output.
+other, and tgc's against tinygrad's (the corpus case's expected output, the perf case's fingerprint). README.md describes the output.
 """
 import argparse
 import json
@@ -61,10 +61,10 @@ def parse_args():
     p.add_argument("--shared", default=os.environ.get("TGC_SHARED_DIR", os.path.join(REPO, "..", "shared")))
     p.add_argument("--no-first-result", action="store_true", help="skip the transformer block's time to first result")
     p.add_argument("--smoke", action="store_true",
-                   help="matmul_512 and softmax only, 1 round, short warm-up: every part runs, the numbers mean nothing")
+                   help="matmul_512, softmax and d1 only, 1 round, short warm-up: every part runs, the numbers mean nothing")
     a = p.parse_args()
     if a.smoke:
-        a.cases, a.rounds, a.warmup_s, a.batch_ms = a.cases or "matmul_512,softmax", 1, 0.05, 5.0
+        a.cases, a.rounds, a.warmup_s, a.batch_ms = a.cases or "matmul_512,softmax,d1", 1, 0.05, 5.0
     return a
 
 
@@ -77,24 +77,38 @@ def run_checked(argv, **kw):
 
 # --- preparing a case ------------------------------------------------------------------------------
 
-def prepare_case(case, perf_dir, work, args):
+def case_dir(case, args):
+    kind = "corpus" if cases.CASES[case].get("corpus") else "perf"
+    return os.path.join(args.shared, kind, case)
+
+
+def case_inputs(case, folder):
+    """[(tensor name, flat float32 values)] in graph order, and the graph tgc compiles: a perf case's graph
+    with its input generators cut off (their values computed here), a corpus case's graph and .npy files."""
+    graph = graphs.load(os.path.join(folder, "graph.json"))
+    if cases.CASES[case].get("corpus"):
+        ids = sorted(int(k) for k in graph["buffers"])
+        return [(f"n{i}", np.load(os.path.join(folder, graph["buffers"][str(i)]["file"])).reshape(-1)) for i in ids], graph
+    stripped, stores = graphs.strip_generators(graph)
+    return [(f"n{b}", graphs.generator_values(graph, s)) for b, s in sorted(stores.items())], stripped
+
+
+def prepare_case(case, folder, work, args):
     """Writes the case folder: inputs, case.json, model.onnx, the linked tgc worker; returns its facts."""
     spec = cases.CASES[case]
-    graph = graphs.load(os.path.join(perf_dir, case, "graph.json"))
-    stripped, stores = graphs.strip_generators(graph)
-    if len(stores) != len(spec["inputs"]):
-        raise RuntimeError(f"{case}: the graph generates {len(stores)} inputs, cases.py lists {len(spec['inputs'])}")
+    values, graph = case_inputs(case, folder)
+    if len(values) != len(spec["inputs"]):
+        raise RuntimeError(f"{case}: the graph has {len(values)} inputs, cases.py lists {len(spec['inputs'])}")
     inputs = []
-    for (buf, store), shape in zip(sorted(stores.items()), spec["inputs"]):
-        values = graphs.generator_values(graph, store)
-        if values.size != math.prod(shape):
-            raise RuntimeError(f"{case}: input n{buf} has {values.size} values, cases.py expects {shape}")
-        values.tofile(os.path.join(work, f"n{buf}.bin"))
-        inputs.append({"file": f"n{buf}.bin", "shape": shape})
+    for (name, v), shape in zip(values, spec["inputs"]):
+        if v.size != math.prod(shape) or v.dtype != np.float32:
+            raise RuntimeError(f"{case}: input {name} is {v.dtype}[{v.size}], cases.py expects float32{shape}")
+        v.tofile(os.path.join(work, f"{name}.bin"))
+        inputs.append({"file": f"{name}.bin", "shape": shape})
     with open(os.path.join(work, "case.json"), "w") as f:
         json.dump({"case": case, "inputs": inputs, "output": spec["output"]}, f)
     with open(os.path.join(work, "graph.json"), "w") as f:
-        json.dump(stripped, f)
+        json.dump(graph, f)
     cases.save_onnx(case, os.path.join(work, "model.onnx"))
     return {"compile_ms": build_tgc_worker(work, args.tgc)}
 
@@ -197,10 +211,15 @@ def check_outputs(workers, work, shape):
     return {n: float(np.max(np.abs(o.astype(np.float64) - ref))) / scale for n, o in outs.items() if n != "tgc"}
 
 
-def check_fingerprint(work, meta):
-    """tgc's output against tinygrad's recorded fingerprint: |sum difference| / abs_sum, and the first values."""
-    fp = meta["output_fingerprint"][0]
+def check_reference(work, folder, corpus):
+    """tgc's output against tinygrad's: the corpus case's expected/out0.npy (max difference over max |value|),
+    or the perf case's recorded fingerprint (|sum difference| / abs_sum, and the first values)."""
     out = np.fromfile(os.path.join(work, "out.tgc.bin"), dtype=np.float32).astype(np.float64)
+    if corpus:
+        want = np.load(os.path.join(folder, "expected", "out0.npy")).astype(np.float64).reshape(-1)
+        return float(np.max(np.abs(out - want))) / max(float(np.max(np.abs(want))), 1e-30)
+    with open(os.path.join(folder, "meta.json")) as f:
+        fp = json.load(f)["output_fingerprint"][0]
     first = np.asarray(fp["first"], dtype=np.float64)
     sum_err = abs(out.sum() - fp["sum"]) / max(fp["abs_sum"], 1e-30)
     first_err = float(np.max(np.abs(out[:first.size] - first))) / max(float(np.max(np.abs(first))), 1e-30)
@@ -209,12 +228,10 @@ def check_fingerprint(work, meta):
 
 # --- one case --------------------------------------------------------------------------------------
 
-def bench_case(case, perf_dir, args):
-    work = tempfile.mkdtemp(prefix=f"peers-{case}-")
+def bench_case(case, args):
+    work, folder = tempfile.mkdtemp(prefix=f"peers-{case}-"), case_dir(case, args)
     try:
-        row = {"case": case, **prepare_case(case, perf_dir, work, args)}
-        with open(os.path.join(perf_dir, case, "meta.json")) as f:
-            meta = json.load(f)
+        row = {"case": case, **prepare_case(case, folder, work, args)}
         workers = start_workers(case, work)
         try:
             samples = measure(workers, args)
@@ -222,21 +239,21 @@ def bench_case(case, perf_dir, args):
         finally:
             for w in workers:
                 w.close()
-        row["tinygrad_fingerprint_error"] = check_fingerprint(work, meta)
+        row["tinygrad_error"] = check_reference(work, folder, cases.CASES[case].get("corpus", False))
         row["ms"] = {n: statistics.median(s) for n, s in samples.items()}
         row["runs"] = {n: len(s) for n, s in samples.items()}
         peers = {n: ms for n, ms in row["ms"].items() if n != "tgc"}
         row["best_peer"] = min(peers, key=peers.get)
         row["ratio"] = peers[row["best_peer"]] / row["ms"]["tgc"]
-        row["ok"] = row["tinygrad_fingerprint_error"] <= TOLERANCE and all(e <= TOLERANCE for e in row["errors"].values())
+        row["ok"] = row["tinygrad_error"] <= TOLERANCE and all(e <= TOLERANCE for e in row["errors"].values())
         if case == "transformer_block" and not args.no_first_result:
-            row["first_result"] = first_result(perf_dir, work, args)
+            row["first_result"] = first_result(folder, work, args)
         return row
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def first_result(perf_dir, work, args, trials=3):
+def first_result(folder, work, args, trials=3):
     """Time to the first result in fresh processes, the median of `trials` each: `tgc run` of the perf graph
     (read, schedule, JIT, run, output written: the process's wall time), ONNX Runtime's session creation +
     first run, tinygrad's first realize (disk caches off)."""
@@ -245,7 +262,7 @@ def first_result(perf_dir, work, args, trials=3):
     tg_env = dict(os.environ, PYTHONPATH=tinygrad, DEV="CPU", CC="clang-22", CACHELEVEL="0")
     for _ in range(trials):
         t0 = time.perf_counter()
-        run_checked([args.tgc, "run", os.path.join(perf_dir, "transformer_block", "graph.json"),
+        run_checked([args.tgc, "run", os.path.join(folder, "graph.json"),
                      "--output-dir", os.path.join(work, "tgc-run")])
         out["tgc_run_ms"].append((time.perf_counter() - t0) * 1e3)
         ort = json.loads(run_checked(["node", os.path.join(HERE, "ort_worker.js"), work, "--first-result"]).stdout)
@@ -269,7 +286,7 @@ def fmt(v):
 
 
 def print_table(rows):
-    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc | check |")
+    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc | check (tgc vs tinygrad) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
@@ -279,7 +296,7 @@ def print_table(rows):
         diffs = ", ".join(f"{NAMES[n]} {e:.1e}" for n, e in r["errors"].items())
         print(f"| {r['case']} | {fmt(ms['tgc'])} | {fmt(ms.get('ort'))} | {fmt(ms.get('torch'))} | "
               f"{fmt(ms.get('numpy'))} | {r['ratio']:.2f}x ({NAMES[r['best_peer']]}) | {diffs} | "
-              f"{'ok' if r['ok'] else 'MISMATCH'} |")
+              f"{'ok' if r['ok'] else 'MISMATCH'} (tinygrad {r['tinygrad_error']:.0e}) |")
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:
         print(f"\ngeometric mean of best peer / tgc: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
@@ -308,7 +325,6 @@ def environment():
 
 def main():
     args = parse_args()
-    perf_dir = os.path.join(args.shared, "perf")
     if not os.path.exists(args.tgc):
         sys.exit(f"peers.py: error: {args.tgc} is missing: build tgc (scripts/setup.sh) or pass --tgc")
     wanted = [c for c in cases.CASES if not args.cases or any(s in c for s in args.cases.split(","))]
@@ -316,7 +332,7 @@ def main():
     for case in wanted:
         print(f"{case} ...", file=sys.stderr, flush=True)
         try:
-            rows.append(bench_case(case, perf_dir, args))
+            rows.append(bench_case(case, args))
         except Exception as e:  # a failing case is a row, the others still run
             rows.append({"case": case, "error": str(e)})
         with open(args.json, "w") as f:
