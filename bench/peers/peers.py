@@ -241,6 +241,7 @@ def bench_case(case, args):
                 w.close()
         row["tinygrad_error"] = check_reference(work, folder, cases.CASES[case].get("corpus", False))
         row["ms"] = {n: statistics.median(s) for n, s in samples.items()}
+        row["min_ms"] = {n: min(s) for n, s in samples.items()}
         row["runs"] = {n: len(s) for n, s in samples.items()}
         peers = {n: ms for n, ms in row["ms"].items() if n != "tgc"}
         row["best_peer"] = min(peers, key=peers.get)
