@@ -232,3 +232,8 @@ CASES = {
 
 def save_onnx(case, path):
     onnx.save(CASES[case]["onnx"](), path)
+
+
+def save_identity(path):
+    """One float through Identity: the smallest run, to measure ONNX Runtime's cost per call."""
+    onnx.save(_model([oh.make_node("Identity", ["x"], ["y"])], [("x", [1])], "y", [1]), path)

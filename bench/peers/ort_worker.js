@@ -2,7 +2,7 @@
 // CPU execution provider, 2 intra-op threads, every graph optimization. DIR/case.json names the input files
 // (raw float32) and shapes; DIR/model.onnx is the model. The output tensor is preallocated and bound, as
 // tgc's is. `run N` answers N run times in ms (each after the inputs are rewritten from the master copy),
-// `save` writes DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session
+// `overhead N` N run times of a one-float Identity model, `save` writes DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session
 // creation and the first run's times, and exits.
 'use strict';
 const fs = require('fs');
@@ -15,6 +15,23 @@ const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 function readF32(file) {
   const b = fs.readFileSync(file);
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
+// The cost of the smallest call: `run N` times of DIR/identity.onnx (one float through Identity), the same
+// session options. What a run costs beyond its kernels: the binding's call and ORT's own per-run work.
+async function callOverhead(dir, count) {
+  const session = await ort.InferenceSession.create(path.join(dir, 'identity.onnx'), {
+    executionProviders: ['cpu'], intraOpNumThreads: 2, interOpNumThreads: 1, graphOptimizationLevel: 'all'});
+  const feeds = {x: new ort.Tensor('float32', new Float32Array(1), [1])};
+  const fetches = {y: new ort.Tensor('float32', new Float32Array(1), [1])};
+  const times = [];
+  for (let r = 0; r < count; ++r) {
+    const t = process.hrtime.bigint();
+    await session.run(feeds, fetches);
+    times.push(msSince(t).toFixed(6));
+  }
+  await session.release();
+  return times;
 }
 
 async function main() {
@@ -52,6 +69,8 @@ async function main() {
         times.push(msSince(t).toFixed(6));
       }
       console.log(times.join(' '));
+    } else if (cmd[0] === 'overhead') {
+      console.log((await callOverhead(dir, Number(cmd[1]))).join(' '));
     } else if (cmd[0] === 'save') {
       fs.writeFileSync(path.join(dir, 'out.ort.bin'), Buffer.from(fetches[outName].data.buffer));
       console.log('ok');
