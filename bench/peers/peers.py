@@ -1,17 +1,19 @@
 #!/usr/bin/python3
-"""tgc beside ONNX Runtime, PyTorch and numpy on the perf cases: the one command of bench/peers.
+"""tgc beside ONNX Runtime, PyTorch and numpy on the perf cases and corpus models: the one command of bench/peers.
 
 Usage (from the repository, after scripts/setup.sh built tgc):
     /usr/bin/python3 bench/peers/peers.py [--cases a,b] [--rounds 9] [--warmup-s 1] [--json peers.json] [--smoke]
 
-For each perf case ($TGC_SHARED_DIR/perf or ../shared/perf): the graph with its input generators cut off
-(graphs.py) is compiled by `tgc compile` and linked with tgc_worker.c; the same computation is built as an
-ONNX model run by ONNX Runtime (ort_worker.js) and as a PyTorch function, and for the matrix products as a
-numpy call (py_worker.py; cases.py holds them). Every contender is a process of its own, fed the case's own
-input values; each run rewrites its inputs first and times the computation only. After about a second of
-warm-up each, the contenders take turns, round by round, each round a batch of runs lasting about
---batch-ms; the time of a contender is the median of all its runs. Outputs are checked against each
-other, and tgc's against tinygrad's (the corpus case's expected output, the perf case's fingerprint). README.md describes the output.
+For each perf case ($TGC_SHARED_DIR/perf or ../shared/perf) the graph with its input generators cut off
+(graphs.py), for each corpus model of cases.py its graph, is compiled by `tgc compile` and linked with
+tgc_worker.c; the same computation is built as an ONNX model run by ONNX Runtime (ort_worker.js) and as
+a PyTorch function, and for the matrix products as a numpy call (py_worker.py; cases.py holds them).
+Every contender is a process of its own, fed the case's own input values; each run rewrites its inputs
+first and times the computation only. After about a second of warm-up each, the contenders take turns,
+round by round, each round a batch of runs lasting about --batch-ms; the time of a contender is the
+median of all its runs. Outputs are checked against each other, and tgc's against tinygrad's (the
+corpus case's expected output, the perf case's fingerprint).
+README.md describes the output.
 """
 import argparse
 import json
@@ -44,7 +46,6 @@ ensure_installed()
 import cases  # noqa: E402
 import graphs  # noqa: E402
 
-PEERS = ["ort", "torch", "numpy"]
 NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "torch": "PyTorch", "numpy": "numpy"}
 # max |a - b| over max |reference|: fp32 reassociation and the peers' exp/tanh approximations stay far below
 TOLERANCE = 1e-4
@@ -60,8 +61,8 @@ def parse_args():
     p.add_argument("--tgc", default=os.path.join(REPO, "build", "tools", "tgc", "tgc"))
     p.add_argument("--shared", default=os.environ.get("TGC_SHARED_DIR", os.path.join(REPO, "..", "shared")))
     p.add_argument("--no-first-result", action="store_true", help="skip the transformer block's time to first result")
-    p.add_argument("--smoke", action="store_true",
-                   help="matmul_512, softmax and d1 only, 1 round, short warm-up: every part runs, the numbers mean nothing")
+    p.add_argument("--smoke", action="store_true", help="matmul_512, softmax and d1 only, 1 round, short warm-up: "
+                                                        "every part runs, the numbers mean nothing")
     a = p.parse_args()
     if a.smoke:
         a.cases, a.rounds, a.warmup_s, a.batch_ms = a.cases or "matmul_512,softmax,d1", 1, 0.05, 5.0
@@ -88,7 +89,8 @@ def case_inputs(case, folder):
     graph = graphs.load(os.path.join(folder, "graph.json"))
     if cases.CASES[case].get("corpus"):
         ids = sorted(int(k) for k in graph["buffers"])
-        return [(f"n{i}", np.load(os.path.join(folder, graph["buffers"][str(i)]["file"])).reshape(-1)) for i in ids], graph
+        files = [graph["buffers"][str(i)]["file"] for i in ids]
+        return [(f"n{i}", np.load(os.path.join(folder, f)).reshape(-1)) for i, f in zip(ids, files)], graph
     stripped, stores = graphs.strip_generators(graph)
     return [(f"n{b}", graphs.generator_values(graph, s)) for b, s in sorted(stores.items())], stripped
 
@@ -120,7 +122,8 @@ def build_tgc_worker(work, tgc):
     run_checked([tgc, "compile", os.path.join(work, "graph.json"), "-o", os.path.join(work, "m.o"), "--name", "m"])
     compile_ms = (time.perf_counter() - t0) * 1e3
     runtime = os.path.join(os.path.dirname(tgc), "..", "..", "lib", "Runtime")
-    run_checked(["clang-22", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(REPO, "lib", "Runtime"),
+    run_checked(["clang-22", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
+                 os.path.join(REPO, "lib", "Runtime"),
                  "-c", os.path.join(HERE, "tgc_worker.c"), "-o", os.path.join(work, "worker.o")])
     run_checked(["clang++-22", "-o", os.path.join(work, "tgc_worker"), os.path.join(work, "worker.o"),
                  os.path.join(work, "m.o"), "-Wl,--defsym=tgc_peer_model=m_model",
@@ -274,7 +277,8 @@ def first_result(folder, work, args, trials=3):
     tinygrad = os.path.join(args.shared, "tinygrad")
     tg_env = dict(os.environ, PYTHONPATH=tinygrad, DEV="CPU", CC="clang-22", CACHELEVEL="0")
     for _ in range(trials):
-        ms, _ = timed([args.tgc, "run", os.path.join(folder, "graph.json"), "--output-dir", os.path.join(work, "tgc-run")])
+        ms, _ = timed([args.tgc, "run", os.path.join(folder, "graph.json"),
+                       "--output-dir", os.path.join(work, "tgc-run")])
         out["tgc_run_process_ms"].append(ms)
         ms, text = timed(["node", os.path.join(HERE, "ort_worker.js"), work, "--first-result"])
         ort = json.loads(text)
@@ -302,7 +306,8 @@ def fmt(v):
 
 
 def print_table(rows):
-    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc | check (tgc vs tinygrad) |")
+    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc "
+          "| check (tgc vs tinygrad) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
@@ -319,8 +324,8 @@ def print_table(rows):
               f"over {len(ratios)} cases (> 1: tgc ahead)")
     overhead = [r["ort_call_overhead_ms"] for r in rows if "ort_call_overhead_ms" in r]
     if overhead:
-        print(f"ONNX Runtime's smallest run (one float through Identity, from node): {statistics.median(overhead):.4f} ms, "
-              f"part of each of its times above")
+        print(f"ONNX Runtime's smallest run (one float through Identity, from node): "
+              f"{statistics.median(overhead):.4f} ms, part of each of its times above")
     for r in rows:
         if "first_result" in r:
             m = r["first_result"]["median"]
