@@ -2,8 +2,9 @@
 // CPU execution provider, 2 intra-op threads, every graph optimization. DIR/case.json names the input files
 // (raw float32) and shapes; DIR/model.onnx is the model. The output tensor is preallocated and bound, as
 // tgc's is. `run N` answers N run times in ms (each after the inputs are rewritten from the master copy),
-// `overhead N` N run times of a one-float Identity model, `save` writes DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session
-// creation and the first run's times, and exits.
+// `overhead N` N run times of a one-float Identity model (DIR/identity.onnx), `save` writes
+// DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session creation and the first
+// run's times, and exits.
 'use strict';
 const fs = require('fs');
 const path = require('path');
