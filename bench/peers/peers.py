@@ -1,0 +1,372 @@
+#!/usr/bin/python3
+"""tgc beside ONNX Runtime, PyTorch and numpy on the perf cases and corpus models: the one command of bench/peers.
+
+Usage (from the repository, after scripts/setup.sh built tgc):
+    /usr/bin/python3 bench/peers/peers.py [--cases a,b] [--rounds 9] [--warmup-s 1] [--json peers.json] [--smoke]
+
+For each perf case ($TGC_SHARED_DIR/perf or ../shared/perf) the graph with its input generators cut off
+(graphs.py), for each corpus model of cases.py its graph, is compiled by `tgc compile` and linked with
+tgc_worker.c; the same computation is built as an ONNX model run by ONNX Runtime (ort_worker.js) and as
+a PyTorch function, and for the matrix products as a numpy call (py_worker.py; cases.py holds them).
+Every contender is a process of its own, fed the case's own input values; each run rewrites its inputs
+first and times the computation only. After about a second of warm-up each, the contenders take turns,
+round by round, each round a batch of runs lasting about --batch-ms; the time of a contender is the
+median of all its runs. Outputs are checked against each other, and tgc's against tinygrad's (the
+corpus case's expected output, the perf case's fingerprint).
+README.md describes the output.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+
+def ensure_installed():
+    """Runs setup.sh when a peer is missing (PyTorch, onnx, ONNX Runtime's node package)."""
+    import importlib.util
+    if (all(importlib.util.find_spec(m) for m in ("torch", "onnx"))
+            and os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node"))):
+        return
+    subprocess.run(["bash", os.path.join(HERE, "setup.sh")], check=True)
+
+
+ensure_installed()
+import cases  # noqa: E402
+import graphs  # noqa: E402
+
+NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "torch": "PyTorch", "numpy": "numpy"}
+# max |a - b| over max |reference|: fp32 reassociation and the peers' exp/tanh approximations stay far below
+TOLERANCE = 1e-4
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default="", help="comma list: keep cases whose name contains one of these")
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--warmup-s", type=float, default=1.0, help="warm-up per contender and case")
+    p.add_argument("--batch-ms", type=float, default=150.0, help="a contender's turn in one round lasts about this")
+    p.add_argument("--json", default="peers.json")
+    p.add_argument("--tgc", default=os.path.join(REPO, "build", "tools", "tgc", "tgc"))
+    p.add_argument("--shared", default=os.environ.get("TGC_SHARED_DIR", os.path.join(REPO, "..", "shared")))
+    p.add_argument("--no-first-result", action="store_true", help="skip the transformer block's time to first result")
+    p.add_argument("--smoke", action="store_true", help="matmul_512, softmax and d1 only, 1 round, short warm-up: "
+                                                        "every part runs, the numbers mean nothing")
+    a = p.parse_args()
+    if a.smoke:
+        a.cases, a.rounds, a.warmup_s, a.batch_ms = a.cases or "matmul_512,softmax,d1", 1, 0.05, 5.0
+    return a
+
+
+def run_checked(argv, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    return r
+
+
+# --- preparing a case ------------------------------------------------------------------------------
+
+def case_dir(case, args):
+    kind = "corpus" if cases.CASES[case].get("corpus") else "perf"
+    return os.path.join(args.shared, kind, case)
+
+
+def case_inputs(case, folder):
+    """[(tensor name, flat float32 values)] in graph order, and the graph tgc compiles: a perf case's graph
+    with its input generators cut off (their values computed here), a corpus case's graph and .npy files."""
+    graph = graphs.load(os.path.join(folder, "graph.json"))
+    if cases.CASES[case].get("corpus"):
+        ids = sorted(int(k) for k in graph["buffers"])
+        files = [graph["buffers"][str(i)]["file"] for i in ids]
+        return [(f"n{i}", np.load(os.path.join(folder, f)).reshape(-1)) for i, f in zip(ids, files)], graph
+    stripped, stores = graphs.strip_generators(graph)
+    return [(f"n{b}", graphs.generator_values(graph, s)) for b, s in sorted(stores.items())], stripped
+
+
+def prepare_case(case, folder, work, args):
+    """Writes the case folder: inputs, case.json, model.onnx, the linked tgc worker; returns its facts."""
+    spec = cases.CASES[case]
+    values, graph = case_inputs(case, folder)
+    if len(values) != len(spec["inputs"]):
+        raise RuntimeError(f"{case}: the graph has {len(values)} inputs, cases.py lists {len(spec['inputs'])}")
+    inputs = []
+    for (name, v), shape in zip(values, spec["inputs"]):
+        if v.size != math.prod(shape) or v.dtype != np.float32:
+            raise RuntimeError(f"{case}: input {name} is {v.dtype}[{v.size}], cases.py expects float32{shape}")
+        v.tofile(os.path.join(work, f"{name}.bin"))
+        inputs.append({"file": f"{name}.bin", "shape": shape})
+    with open(os.path.join(work, "case.json"), "w") as f:
+        json.dump({"case": case, "inputs": inputs, "output": spec["output"]}, f)
+    with open(os.path.join(work, "graph.json"), "w") as f:
+        json.dump(graph, f)
+    cases.save_onnx(case, os.path.join(work, "model.onnx"))
+    cases.save_identity(os.path.join(work, "identity.onnx"))
+    return {"compile_ms": build_tgc_worker(work, args.tgc)}
+
+
+def build_tgc_worker(work, tgc):
+    """tgc compile of the stripped graph (all optimizations, the host CPU), linked with tgc_worker.c."""
+    t0 = time.perf_counter()
+    run_checked([tgc, "compile", os.path.join(work, "graph.json"), "-o", os.path.join(work, "m.o"), "--name", "m"])
+    compile_ms = (time.perf_counter() - t0) * 1e3
+    runtime = os.path.join(os.path.dirname(tgc), "..", "..", "lib", "Runtime")
+    run_checked(["clang-22", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
+                 os.path.join(REPO, "lib", "Runtime"),
+                 "-c", os.path.join(HERE, "tgc_worker.c"), "-o", os.path.join(work, "worker.o")])
+    run_checked(["clang++-22", "-o", os.path.join(work, "tgc_worker"), os.path.join(work, "worker.o"),
+                 os.path.join(work, "m.o"), "-Wl,--defsym=tgc_peer_model=m_model",
+                 os.path.join(runtime, "libtgc_runtime.a"), "-lm", "-fuse-ld=lld"])
+    return compile_ms
+
+
+# --- the contenders --------------------------------------------------------------------------------
+
+class Worker:
+    """One contender's process, spoken to line by line."""
+
+    def __init__(self, name, argv):
+        env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.expect("ready")
+
+    def ask(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"{self.name}: the worker ended (exit {self.proc.wait()}) after '{line}'")
+        return answer.strip()
+
+    def expect(self, word):
+        line = self.proc.stdout.readline().strip()
+        if line != word:
+            raise RuntimeError(f"{self.name}: expected '{word}', got '{line}' (exit {self.proc.poll()})")
+
+    def run(self, count):
+        return [float(t) for t in self.ask(f"run {count}").split()]
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+        self.proc.wait()
+
+
+def start_workers(case, work):
+    argv = {"tgc": [os.path.join(work, "tgc_worker"), work],
+            "ort": ["node", os.path.join(HERE, "ort_worker.js"), work],
+            "torch": [sys.executable, os.path.join(HERE, "py_worker.py"), "torch", work],
+            "numpy": [sys.executable, os.path.join(HERE, "py_worker.py"), "numpy", work]}
+    names = ["tgc", "ort", "torch"] + (["numpy"] if "numpy" in cases.CASES[case] else [])
+    workers = []
+    try:
+        for n in names:
+            workers.append(Worker(n, argv[n]))
+    except Exception:
+        for w in workers:
+            w.close()
+        raise
+    return workers
+
+
+def warm_up(worker, seconds, batch_ms):
+    """Runs until `seconds` passed; returns the batch size that lasts about batch_ms."""
+    t0, times = time.perf_counter(), []
+    while True:
+        times += worker.run(1 if not times else max(1, min(50, int(0.1e3 / max(statistics.median(times), 1e-3)))))
+        if time.perf_counter() - t0 >= seconds:
+            return max(1, round(batch_ms / max(statistics.median(times[-10:]), 1e-3)))
+
+
+def measure(workers, args):
+    """Interleaved rounds after the warm-up: name -> every run's ms."""
+    batch = {w.name: warm_up(w, args.warmup_s, args.batch_ms) for w in workers}
+    samples = {w.name: [] for w in workers}
+    for r in range(args.rounds):
+        for w in workers[r % len(workers):] + workers[:r % len(workers)]:
+            samples[w.name] += w.run(batch[w.name])
+    return samples
+
+
+# --- checks ----------------------------------------------------------------------------------------
+
+def check_outputs(workers, work, shape):
+    """Relative max difference of each contender's output from tgc's (None for tgc itself)."""
+    outs = {}
+    for w in workers:
+        if w.ask("save") != "ok":
+            raise RuntimeError(f"{w.name}: save failed")
+        outs[w.name] = np.fromfile(os.path.join(work, f"out.{w.name}.bin"), dtype=np.float32).reshape(shape)
+    ref = outs["tgc"].astype(np.float64)
+    scale = max(float(np.max(np.abs(ref))), 1e-30)
+    return {n: float(np.max(np.abs(o.astype(np.float64) - ref))) / scale for n, o in outs.items() if n != "tgc"}
+
+
+def check_reference(work, folder, corpus):
+    """tgc's output against tinygrad's: the corpus case's expected/out0.npy (max difference over max |value|),
+    or the perf case's recorded fingerprint (|sum difference| / abs_sum, and the first values)."""
+    out = np.fromfile(os.path.join(work, "out.tgc.bin"), dtype=np.float32).astype(np.float64)
+    if corpus:
+        want = np.load(os.path.join(folder, "expected", "out0.npy")).astype(np.float64).reshape(-1)
+        return float(np.max(np.abs(out - want))) / max(float(np.max(np.abs(want))), 1e-30)
+    with open(os.path.join(folder, "meta.json")) as f:
+        fp = json.load(f)["output_fingerprint"][0]
+    first = np.asarray(fp["first"], dtype=np.float64)
+    sum_err = abs(out.sum() - fp["sum"]) / max(fp["abs_sum"], 1e-30)
+    first_err = float(np.max(np.abs(out[:first.size] - first))) / max(float(np.max(np.abs(first))), 1e-30)
+    return max(sum_err, first_err)
+
+
+# --- one case --------------------------------------------------------------------------------------
+
+def bench_case(case, args):
+    work, folder = tempfile.mkdtemp(prefix=f"peers-{case}-"), case_dir(case, args)
+    try:
+        row = {"case": case, **prepare_case(case, folder, work, args)}
+        workers = start_workers(case, work)
+        try:
+            samples = measure(workers, args)
+            row["errors"] = check_outputs(workers, work, cases.CASES[case]["output"])
+            ort = next(w for w in workers if w.name == "ort")
+            row["ort_call_overhead_ms"] = statistics.median(float(t) for t in ort.ask("overhead 2000").split())
+        finally:
+            for w in workers:
+                w.close()
+        row["tinygrad_error"] = check_reference(work, folder, cases.CASES[case].get("corpus", False))
+        row["ms"] = {n: statistics.median(s) for n, s in samples.items()}
+        row["min_ms"] = {n: min(s) for n, s in samples.items()}
+        row["runs"] = {n: len(s) for n, s in samples.items()}
+        peers = {n: ms for n, ms in row["ms"].items() if n != "tgc"}
+        row["best_peer"] = min(peers, key=peers.get)
+        row["ratio"] = peers[row["best_peer"]] / row["ms"]["tgc"]
+        row["ok"] = row["tinygrad_error"] <= TOLERANCE and all(e <= TOLERANCE for e in row["errors"].values())
+        if case == "transformer_block" and not args.no_first_result:
+            row["first_result"] = first_result(folder, work, args)
+            m = row["first_result"]["median"]
+            row["ok"] = row["ok"] and all(m.get(k, 0) <= TOLERANCE for k in ("tgc_run_error", "tinygrad_error"))
+        return row
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def timed(argv, env=None):
+    t0 = time.perf_counter()
+    r = run_checked(argv, env=env)
+    return (time.perf_counter() - t0) * 1e3, r.stdout
+
+
+def first_result(folder, work, args, trials=3):
+    """Time to the first result in fresh processes, the median of `trials` each: `tgc run` of the perf graph
+    (read, schedule, JIT, run, output written), ONNX Runtime's session creation + first run, tinygrad's first
+    realize (disk caches off); each also as the whole process's wall time (start-up and imports included)."""
+    out = {k: [] for k in ("tgc_run_process_ms", "ort_session_ms", "ort_first_run_ms", "ort_process_ms",
+                           "tinygrad_first_realize_ms", "tinygrad_process_ms")}
+    tinygrad = os.path.join(args.shared, "tinygrad")
+    tg_env = dict(os.environ, PYTHONPATH=tinygrad, DEV="CPU", CC="clang-22", CACHELEVEL="0")
+    for _ in range(trials):
+        ms, _ = timed([args.tgc, "run", os.path.join(folder, "graph.json"),
+                       "--output-dir", os.path.join(work, "tgc-run")])
+        out["tgc_run_process_ms"].append(ms)
+        ms, text = timed(["node", os.path.join(HERE, "ort_worker.js"), work, "--first-result"])
+        ort = json.loads(text)
+        out["ort_process_ms"].append(ms)
+        out["ort_session_ms"].append(ort["session_ms"])
+        out["ort_first_run_ms"].append(ort["first_run_ms"])
+        if os.path.isdir(tinygrad):
+            ms, text = timed(["/usr/bin/python3", os.path.join(HERE, "tinygrad_first.py"), work], tg_env)
+            out["tinygrad_process_ms"].append(ms)
+            out["tinygrad_first_realize_ms"].append(json.loads(text.strip().splitlines()[-1])["first_realize_ms"])
+    med = {k: statistics.median(v) for k, v in out.items() if v}
+    ref = np.fromfile(os.path.join(work, "out.tgc.bin"), dtype=np.float32)
+    others = {"tgc_run_error": np.load(os.path.join(work, "tgc-run", "out0.npy")).reshape(-1)}
+    if os.path.exists(os.path.join(work, "out.tinygrad.bin")):
+        others["tinygrad_error"] = np.fromfile(os.path.join(work, "out.tinygrad.bin"), dtype=np.float32)
+    for k, v in others.items():
+        med[k] = float(np.max(np.abs(v - ref)) / np.max(np.abs(ref)))
+    return {"median": med, "samples": out}
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+def fmt(v):
+    return "-" if v is None else f"{v:.3g}" if v < 10 else f"{v:.1f}"
+
+
+def print_table(rows):
+    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc "
+          "| check (tgc vs tinygrad) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['case']} | failed: {r['error'].splitlines()[0][:80]} | | | | | | |")
+            continue
+        ms = r["ms"]
+        diffs = ", ".join(f"{NAMES[n]} {e:.1e}" for n, e in r["errors"].items())
+        print(f"| {r['case']} | {fmt(ms['tgc'])} | {fmt(ms.get('ort'))} | {fmt(ms.get('torch'))} | "
+              f"{fmt(ms.get('numpy'))} | {r['ratio']:.2f}x ({NAMES[r['best_peer']]}) | {diffs} | "
+              f"{'ok' if r['ok'] else 'MISMATCH'} (tinygrad {r['tinygrad_error']:.0e}) |")
+    ratios = [r["ratio"] for r in rows if "ratio" in r]
+    if ratios:
+        print(f"\ngeometric mean of best peer / tgc: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
+              f"over {len(ratios)} cases (> 1: tgc ahead)")
+    overhead = [r["ort_call_overhead_ms"] for r in rows if "ort_call_overhead_ms" in r]
+    if overhead:
+        print(f"ONNX Runtime's smallest run (one float through Identity, from node): "
+              f"{statistics.median(overhead):.4f} ms, part of each of its times above")
+    for r in rows:
+        if "first_result" in r:
+            m = r["first_result"]["median"]
+            print(f"time to first result, transformer block (median of 3 fresh processes; in brackets the whole "
+                  f"process): tgc run {fmt(m['tgc_run_process_ms'])} ms | ONNX Runtime session "
+                  f"{fmt(m['ort_session_ms'])} ms + first run {fmt(m['ort_first_run_ms'])} ms "
+                  f"[{fmt(m['ort_process_ms'])} ms] | tinygrad first realize {fmt(m.get('tinygrad_first_realize_ms'))}"
+                  f" ms [{fmt(m.get('tinygrad_process_ms'))} ms]")
+
+
+def environment():
+    """The versions compared and the machine's load when the run starts (other work skews every contender)."""
+    import torch
+    with open(os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")) as f:
+        ort = json.load(f)["version"]
+    blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
+    info = {"onnxruntime": ort, "torch": torch.__version__, "numpy": np.__version__, "blas": blas,
+            "load_average_start": os.getloadavg()}
+    print(f"ONNX Runtime {ort}, PyTorch {torch.__version__}, numpy {np.__version__} ({blas}); "
+          f"load average {info['load_average_start'][0]:.1f}", file=sys.stderr)
+    return info
+
+
+def main():
+    args = parse_args()
+    if not os.path.exists(args.tgc):
+        sys.exit(f"peers.py: error: {args.tgc} is missing: build tgc (scripts/setup.sh) or pass --tgc")
+    wanted = [c for c in cases.CASES if not args.cases or any(s in c for s in args.cases.split(","))]
+    rows, info = [], environment()
+    for case in wanted:
+        print(f"{case} ...", file=sys.stderr, flush=True)
+        try:
+            rows.append(bench_case(case, args))
+        except Exception as e:  # a failing case is a row, the others still run
+            rows.append({"case": case, "error": str(e)})
+        with open(args.json, "w") as f:
+            json.dump({**info, "rounds": args.rounds, "warmup_s": args.warmup_s, "threads": 2,
+                       "load_average_end": os.getloadavg(), "rows": rows}, f, indent=1)
+    print_table(rows)
+    return 0 if all("error" not in r and r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
