@@ -42,6 +42,7 @@ struct RunOptions {
   int64_t seed = -1; ///< --seed: the random state Tensor.manual_seed(seed) sets
   GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
+  bool print = false; ///< --print: each written array's values after its file name
   KernelFlags kernel;
   ResourceLimits limits;
 };
@@ -55,6 +56,40 @@ std::string shapeText(const std::vector<int64_t> &s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
+}
+
+/// Element i of an .npy array as text, or "" for a type NumPy has no C counterpart for here (float16).
+std::string elementText(const rt::NpyArray &a, uint64_t i) {
+  const uint8_t *p = a.data.data() + i * rt::npyItemSize(a.descr);
+  auto get = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  char kind = a.descr.size() == 3 ? a.descr[1] : 0, size = a.descr.size() == 3 ? a.descr[2] : 0;
+  char buf[32];
+  if (kind == 'f' && size == '4') std::snprintf(buf, sizeof buf, "%.6g", double(get(float())));
+  else if (kind == 'f' && size == '8') std::snprintf(buf, sizeof buf, "%.9g", get(double()));
+  else if (kind == 'b') return *p ? "true" : "false";
+  else if (kind == 'i' || kind == 'u') {
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, size_t(size - '0'));
+    int shift = 64 - 8 * (size - '0');
+    return kind == 'u' ? std::to_string(bits) : std::to_string(int64_t(bits << shift) >> shift);
+  } else return "";
+  return buf;
+}
+
+/// --print: an array's values, a row of its last axis per line (at most 8 rows of 8 values, so a big output
+/// stays a glance).
+void printValues(const rt::NpyArray &a) {
+  uint64_t n = a.numel(), cols = a.shape.empty() ? 1 : std::max<uint64_t>(1, a.shape.back());
+  if (n == 0 || elementText(a, 0).empty()) return;
+  for (uint64_t r = 0; r * cols < n && r < 8; ++r) {
+    std::cout << "  ";
+    for (uint64_t c = 0; c < std::min<uint64_t>(cols, 8); ++c) std::cout << (c ? " " : "") << elementText(a, r * cols + c);
+    std::cout << (cols > 8 ? " ..." : "") << "\n";
+  }
+  if (n > 8 * cols) std::cout << "  ... (" << n / cols - 8 << " more rows)\n";
 }
 
 std::string describe(const ModelTensor &t) { return t.name + " (" + std::string(t.dtype.name()) + shapeText(t.shape) + ")"; }
@@ -255,6 +290,7 @@ int runModel(const RunOptions &o) {
     std::string path = (fs::path(o.outputDir) / f.name).string(), error;
     if (!rt::writeNpy(path, f.array, error)) return fail(error);
     std::cout << "wrote " << path << " " << f.tensor->dtype.name() << shapeText(f.tensor->shape) << "\n";
+    if (o.print) printValues(f.array);
   }
 
   if (o.repeat > 0) {
@@ -303,6 +339,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   addKernelFlags(cmd, o->kernel, "Threads for the kernels' parallel loops (0 = the core count, 1 = serial code)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
+  cmd->add_flag("--print", o->print, "Print each written array's values (a row per line, at most 8 x 8)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs, named n<K> (K = the node id in graph.json; one the schedule no\n"
               "longer reads, such as x in x * 0, is accepted and ignored);\n"
