@@ -41,6 +41,13 @@ std::string header(const std::vector<std::string> &cells, bool text = false) {
   return s + "\n";
 }
 
+/// A row that failed: its case and the error in place of its figures.
+bool errorRow(std::ostringstream &s, const Json &r) {
+  if (!r.contains("error")) return false;
+  s << row({r["case"].get<std::string>(), "error: " + r["error"].get<std::string>()});
+  return true;
+}
+
 std::string cpuModel() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)
@@ -88,10 +95,7 @@ std::string perfTables(const Json &out) {
     << header({"case", "bound", "tinygrad ms", "tgc ms", "x tinygrad", "exec x", "GFLOPS", "GB/s", "% of limit", "sum err"});
   std::vector<std::string> configNames;
   for (const Json &r : perf) {
-    if (r.contains("error")) {
-      s << row({r["case"].get<std::string>(), "error: " + r["error"].get<std::string>()});
-      continue;
-    }
+    if (errorRow(s, r)) continue;
     const Json &c = r["configs"].back();
     if (configNames.empty())
       for (const Json &ci : r["configs"]) configNames.push_back(ci["config"].get<std::string>());
@@ -127,10 +131,7 @@ std::string kernelTable(const Json &out) {
   s << "## Kernel cases (tgc's own graphs; no tinygrad time exists)\n\n"
     << header({"case", "group", "kernels", "ms", "GFLOPS", "GB/s", "% of limit", "bound"});
   for (const Json &r : kernels) {
-    if (r.contains("error")) {
-      s << row({r["case"].get<std::string>(), "error: " + r["error"].get<std::string>()});
-      continue;
-    }
+    if (errorRow(s, r)) continue;
     s << row({r["case"].get<std::string>(), r["group"].get<std::string>(), std::to_string(r["kernels"].size()),
               fmt(r["kernel_ms"].get<double>(), "%.4f"), fmt(r["gflops"].get<double>(), "%.1f"),
               fmt(r["gbs"].get<double>(), "%.1f"), pct(r["frac_limit"].get<double>()), r["bound"].get<std::string>()});
@@ -149,10 +150,7 @@ std::string corpusTable(const Json &out) {
     << header({"model", "kernels", "tgc us", "tinygrad us", "x", "tinygrad C us", "x C", "tgc 1st ms", "tinygrad 1st ms"});
   std::vector<double> x, xc;
   for (const Json &r : corpus) {
-    if (r.contains("error")) {
-      s << row({r["case"].get<std::string>(), "error: " + r["error"].get<std::string>()});
-      continue;
-    }
+    if (errorRow(s, r)) continue;
     double sx = r.value("speedup_exec", 0.0), sc = r.value("speedup_c", 0.0);
     if (sx > 0) x.push_back(sx);
     if (sc > 0) xc.push_back(sc);
@@ -178,10 +176,7 @@ std::string compileTable(const Json &out) {
        "warm scheduling median, and cold scheduling + clang on every kernel (corpus only).\n\n"
     << header({"graph", "nodes", "tgc schedule ms", "tinygrad ms", "x", "tgc compile ms", "tinygrad + clang ms", "x"});
   for (const Json &r : compile) {
-    if (r.contains("error")) {
-      s << row({r["case"].get<std::string>(), "error: " + r["error"].get<std::string>()});
-      continue;
-    }
+    if (errorRow(s, r)) continue;
     const Json &tg = r["tinygrad"];
     double tgAll = tg["compile_ms"].get<double>() > 0 ? tg["schedule_cold_ms"].get<double>() + tg["compile_ms"].get<double>() : 0;
     s << row({r["case"].get<std::string>(), std::to_string(r["nodes"].get<int64_t>()), fmt(r["tgc_schedule_ms"].get<double>()),
