@@ -114,16 +114,19 @@ nlohmann::json runModel(const fs::path &dir, const BenchOptions &o, int cores) {
   double compileMs = msSince(t1);
   auto hb = HostBuffers::allocate((*cs)->plan());
   if (!hb) return row["error"] = hb.error().str(), row;
+  // A model with tinygrad Variables runs at the values its graph binds, as `tgc run` does.
+  auto vars = model->varValuesFor((*cs)->plan());
+  if (!vars) return row["error"] = vars.error().str(), row;
   auto load = [&] {
     for (const auto &[t, bytes] : *inputs)
       std::memcpy(static_cast<uint8_t *>(hb->data(size_t(t->buffer))) + t->byteOffset, bytes.data(), bytes.size());
   };
   load();
   auto t2 = Clock::now();
-  if (Status s = (*cs)->run(hb->pointers()); !s) return row["error"] = s.error().str(), row;
+  if (Status s = (*cs)->run(hb->pointers(), *vars); !s) return row["error"] = s.error().str(), row;
   double firstMs = msSince(t2);
   // Warm runs: the inputs are reloaded (untimed) before each sample, so assigns start from the same data.
-  double warmMs = modelMedianMs(o.reps, o.smoke ? 0.0 : o.minSampleMs, load, [&] { (void)(*cs)->run(hb->pointers()); });
+  double warmMs = modelMedianMs(o.reps, o.smoke ? 0.0 : o.minSampleMs, load, [&] { (void)(*cs)->run(hb->pointers(), *vars); });
   row["kernels"] = (*cs)->plan().kernels.size();
   row["calls"] = (*cs)->plan().calls.size();
   row["tgc_exec_ms"] = warmMs;

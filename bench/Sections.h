@@ -21,6 +21,11 @@ nlohmann::json runCompileSection(const BenchOptions &o);
 /// Issue #9's four targets, from the rows of `out` (sections not run: "not measured").
 nlohmann::json printTargets(const nlohmann::json &out);
 
+/// The page header's line: the command, the date, the CPU, the threads and the load.
+std::string runDescription(int argc, char **argv);
+/// The rows of `out` as markdown tables (docs/results.md), under `description`; false if the file cannot be written.
+bool writeMarkdown(const nlohmann::json &out, const std::string &path, const std::string &description);
+
 /// The corpus (and perf) graph folders under `dir` whose meta.json says the graph schedules.
 std::vector<std::filesystem::path> graphDirs(const std::string &dir, const std::string &filter);
 

@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
   BenchOptions o;
   o.perfDir = TGC_PERF_DIR;
   o.corpusDir = TGC_CORPUS_DIR;
-  std::string jsonOut = "perf_bench.json", partsArg;
+  std::string jsonOut = "perf_bench.json", markdownOut, partsArg;
   bool noLimits = false;
   const std::vector<std::string> allParts{"limits", "kernels", "perf", "corpus", "compile"};
   app.add_option("--parts", partsArg,
@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
   app.add_option("--perf-dir", o.perfDir, "perf cases");
   app.add_option("--corpus-dir", o.corpusDir, "corpus (models end to end, compile times)");
   app.add_option("--json", jsonOut, "results file");
+  app.add_option("--markdown", markdownOut, "also write the results as markdown tables here (docs/results.md)");
   app.add_option("--reps", o.reps, "timed repetitions per measurement (median)");
   app.add_option("--cases", o.filter, "only rows whose case name contains this (a comma list: any of these)");
   app.add_option("--dump-ir", o.dumpDir, "write each perf case's kernel MLIR and optimized LLVM IR per config here");
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
   app.add_flag("--no-limits", noLimits, "use machine.json's best limits instead of measuring them");
   app.add_flag("--smoke", o.smoke, "tiny kernel sizes, 1 repetition, the 3 smallest corpus graphs: checks the bench runs");
   CLI11_PARSE(app, argc, argv);
+  const std::string description = runDescription(argc, argv); // the load before the run, not after
   if (o.smoke && app.count("--reps") == 0) o.reps = 1;
 
   std::set<std::string> parts;
@@ -97,6 +99,10 @@ int main(int argc, char **argv) {
   if (parts.count("compile")) out["compile"] = runCompileSection(o), save();
   out["targets"] = printTargets(out);
   save();
+  if (!markdownOut.empty() && !writeMarkdown(out, markdownOut, description)) {
+    std::fprintf(stderr, "perf_bench: error: cannot write %s\n", markdownOut.c_str());
+    return 1;
+  }
   // A row that failed (not one skipped on purpose) fails the run: the smoke test relies on it.
   int failed = 0;
   for (const char *section : {"kernels", "perf", "corpus", "compile"})
@@ -104,6 +110,7 @@ int main(int argc, char **argv) {
       failed += row.contains("error");
       for (const auto &c : row.value("configs", nlohmann::json::array())) failed += c.contains("error") && c["error"] != "skipped";
     }
-  std::printf("\nresults: %s%s\n", jsonOut.c_str(), failed ? (", " + std::to_string(failed) + " rows failed").c_str() : "");
+  std::printf("\nresults: %s%s%s\n", jsonOut.c_str(), markdownOut.empty() ? "" : (", " + markdownOut).c_str(),
+              failed ? (", " + std::to_string(failed) + " rows failed").c_str() : "");
   return failed ? 1 : 0;
 }

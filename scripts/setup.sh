@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs tgc's dependencies from Debian's packages (when missing), then
-# configures and builds tgc in ./build. Idempotent: a second run only rebuilds
-# what changed. Usage: bash scripts/setup.sh [extra cmake args...]
+# configures ./build and builds what the main job needs: the tgc driver, the
+# runtime and the launcher library (`tgc run`, `tgc compile --emit=exe`).
+# scripts/test.sh builds the rest (tests, benchmarks, cross runtimes) before
+# it tests, so a newcomer's first result does not wait for them.
+# TGC_BUILD_TARGETS overrides the targets ("all": everything).
+# Idempotent: a second run only rebuilds what changed.
+# Usage: bash scripts/setup.sh [extra cmake args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,4 +39,5 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccac
 # clang-22 + lld build about 1.5x faster than g++ here (see docs/building.md).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DTGC_CROSS_RUNTIMES="$cross_targets" "${launcher[@]}" "$@"
-ninja -C "$build" -j"$(nproc)"
+read -ra targets <<<"${TGC_BUILD_TARGETS:-tgc tgc_runtime tgc_launcher}"
+ninja -C "$build" -j"$(nproc)" "${targets[@]}"

@@ -524,9 +524,9 @@ TEST_CASE("tiled kernels: exp2(a) @ W.T over 16 rows, a tile of dot products who
 // the same), each under every optimization config: odd sizes, primes and
 // sizes just past a tile's width, where tilings, overlapping tiles, packed and
 // wide panels and dot-product tiles meet their edge cases. TGC_SHAPE_SWEEP=N
-// draws N shapes per case, TGC_SHAPE_SEED another sequence (day 13: 25 matmuls
-// up to 130x300 by 300x1100, 25 convs up to 3 x 40 -> 70 channels on 34 x 34
-// and 45 attention pieces, several seeds, all within the bound).
+// draws N shapes per case, TGC_SHAPE_SEED another sequence (larger sweeps
+// over several seeds are how the sizes above were chosen: a failure there
+// names its seed and shape).
 namespace {
 struct ShapeDraw {
   uint64_t state;

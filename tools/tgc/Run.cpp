@@ -42,6 +42,7 @@ struct RunOptions {
   int64_t seed = -1; ///< --seed: the random state Tensor.manual_seed(seed) sets
   GradOptions grad; ///< --grad/--wrt: gradients as extra outputs (docs/grad.md)
   bool stats = false;
+  bool print = false; ///< --print: each written array's values after its file name
   KernelFlags kernel;
   ResourceLimits limits;
 };
@@ -55,6 +56,40 @@ std::string shapeText(const std::vector<int64_t> &s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
+}
+
+/// Element i of an .npy array as text, or "" for a type NumPy has no C counterpart for here (float16).
+std::string elementText(const rt::NpyArray &a, uint64_t i) {
+  const uint8_t *p = a.data.data() + i * rt::npyItemSize(a.descr);
+  auto get = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  char kind = a.descr.size() == 3 ? a.descr[1] : 0, size = a.descr.size() == 3 ? a.descr[2] : 0;
+  char buf[32];
+  if (kind == 'f' && size == '4') std::snprintf(buf, sizeof buf, "%.6g", double(get(float())));
+  else if (kind == 'f' && size == '8') std::snprintf(buf, sizeof buf, "%.9g", get(double()));
+  else if (kind == 'b') return *p ? "true" : "false";
+  else if (kind == 'i' || kind == 'u') {
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, size_t(size - '0'));
+    int shift = 64 - 8 * (size - '0');
+    return kind == 'u' ? std::to_string(bits) : std::to_string(int64_t(bits << shift) >> shift);
+  } else return "";
+  return buf;
+}
+
+/// --print: an array's values, a row of its last axis per line (at most 8 rows of 8 values, so a big output
+/// stays a glance).
+void printValues(const rt::NpyArray &a) {
+  uint64_t n = a.numel(), cols = a.shape.empty() ? 1 : std::max<uint64_t>(1, a.shape.back());
+  if (n == 0 || elementText(a, 0).empty()) return;
+  for (uint64_t r = 0; r * cols < n && r < 8; ++r) {
+    std::cout << "  ";
+    for (uint64_t c = 0; c < std::min<uint64_t>(cols, 8); ++c) std::cout << (c ? " " : "") << elementText(a, r * cols + c);
+    std::cout << (cols > 8 ? " ..." : "") << "\n";
+  }
+  if (n > 8 * cols) std::cout << "  ... (" << n / cols - 8 << " more rows)\n";
 }
 
 std::string describe(const ModelTensor &t) { return t.name + " (" + std::string(t.dtype.name()) + shapeText(t.shape) + ")"; }
@@ -165,7 +200,7 @@ Result<std::vector<double>> runTimes(const CompiledSchedule &cs, const HostBuffe
 /// Every output (out<I>.npy, and grad_n<K>.npy for a gradient) and changed
 /// input (n<K>.after.npy) into `dir`: all encoded first, each file then written atomically.
 std::string writeResults(const Model &model, const HostBuffers &buffers, const std::map<std::string, int64_t> &gradOutputs,
-                         const std::string &dir) {
+                         const std::string &dir, bool print) {
   struct File {
     std::string name;
     rt::NpyArray array;
@@ -192,6 +227,7 @@ std::string writeResults(const Model &model, const HostBuffers &buffers, const s
     std::string path = (fs::path(dir) / f.name).string(), error;
     if (!rt::writeNpy(path, f.array, error)) return error;
     std::cout << "wrote " << path << " " << f.tensor->dtype.name() << shapeText(f.tensor->shape) << "\n";
+    if (print) printValues(f.array);
   }
   return "";
 }
@@ -261,7 +297,7 @@ int runModel(const RunOptions &o) {
   if (!buffers) return report(buffers.error()), kFailure;
   Result<std::vector<double>> ms = runTimes(cs, *buffers, *data, *runVars, o.repeat);
   if (!ms) return report(ms.error()), kFailure;
-  if (std::string why = writeResults(model, *buffers, built->gradOutputs, o.outputDir); !why.empty()) return fail(why);
+  if (std::string why = writeResults(model, *buffers, built->gradOutputs, o.outputDir, o.print); !why.empty()) return fail(why);
   if (o.repeat > 0) printTimes(*ms, cs.compileSeconds());
   std::fflush(stdout);
   return kSuccess;
@@ -296,6 +332,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   addKernelFlags(cmd, o->kernel, "Threads for the kernels' parallel loops (0 = the core count, 1 = serial code)");
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
+  cmd->add_flag("--print", o->print, "Print each written array's values (a row per line, at most 8 x 8)");
   addLimitOptions(cmd, o->limits);
   cmd->footer("Inputs are the graph's BUFFERs, named n<K> (K = the node id in graph.json; one the schedule no\n"
               "longer reads, such as x in x * 0, is accepted and ignored);\n"
