@@ -163,13 +163,51 @@ UOpRef foldDivmodGeneral(const UOp *dNode, Err &err) {
   return r;
 }
 
-UOpRef computeFoldDivmod(const UOp *dNode, Err &err) {
-  if (dNode->numSrc() != 2) return nullptr; // malformed: the verifier reports it
-  UOpRef d = dNode, x = dNode->src(0), y = dNode->src(1);
-  bool isMod = d->is(Op::FLOORMOD);
-  Context &ctx = d.ctx();
+// One fold_divmod_general question, x // y or x % y, put to tinygrad's rules
+// in its order. A rule answers with a verdict (the rewrite, or null: none,
+// and no later rule is tried) or with nullopt: not its case, the next rule
+// is tried. A rule that fails sets err and answers null.
+class DivmodFold {
+public:
+  DivmodFold(const UOp *dNode, Err &err)
+      : d(dNode), x(dNode->src(0)), y(dNode->src(1)), isMod(dNode->is(Op::FLOORMOD)), ctx(d.ctx()), err(err) {}
+  UOpRef run();
+
+private:
+  using Verdict = std::optional<UOpRef>;
+  static Verdict none() { return UOpRef(); }
+  Verdict failed(Err e) {
+    err = std::move(e);
+    return none();
+  }
+  Verdict constantDivisor();
+  Verdict nestedDiv();
+  Verdict removeNestedMod();
+  bool splitTerms();
+  Verdict congruence();
+  Verdict gcdWithRemainder();
+  Verdict nestByFactor();
+  std::optional<std::pair<size_t, UOpRef>> nestedBy(int64_t div);
+  Verdict commonGcd();
+  UOpRef factorRemainder();
+
+  UOpRef d, x, y;
+  bool isMod;
+  Context &ctx;
+  Err &err;
+  // x without its constant (xPeeled + cst), and its addends.
+  UOpRef xPeeled;
+  int64_t cst = 0;
+  std::vector<UOpRef> uopsNoConst;
+  // A constant divisor c > 0: each addend is factors[i] * terms[i].
+  int64_t c = 0;
+  std::vector<UOpRef> terms;
+  std::vector<int64_t> factors;
+};
+
+UOpRef DivmodFold::run() {
   if (y.vmin() == 0 && y.vmax() == 0) {
-    err = Diagnostic::at(dNode, std::string(isMod ? "Mod" : "Division") + " by zero trying to rewrite " + dNode->str());
+    err = Diagnostic::at(d, std::string(isMod ? "Mod" : "Division") + " by zero trying to rewrite " + d->str());
     return nullptr;
   }
   // x//y is a constant
@@ -180,150 +218,178 @@ UOpRef computeFoldDivmod(const UOp *dNode, Err &err) {
     const Value *mo = x->arg().field("multiple_of");
     if (mo && mo->isInt() && y.val() != 0 && floorMod(mo->getInt(), y.val()) == 0) return isMod ? d.constLike(0) : nullptr;
   }
-
-  auto [xPeeled, cst] = popConst(x);
-  std::vector<UOpRef> uopsNoConst = splitUOp(xPeeled, Op::ADD);
-
-  if (isIntConst(y) && y.val() > 0) {
-    int64_t c = y.val();
-    // nested_div: (x%(k*c))//c -> (x//c)%k
-    if (!isMod && isBinary(x, Op::FLOORMOD))
-      if (UOpRef k = divides(x->src(1), c)) {
-        if (provablyPositive(k, err)) return (UOpRef(x->src(0)) / y) % k;
-        if (err) return nullptr;
-      }
-    // remove_nested_mod in a sum: (a%4 + b)%2 -> (a+b)%2
-    if (isMod) {
-      std::vector<UOpRef> newXs;
-      bool changed = false;
-      for (UOpRef u : uopsNoConst) {
-        if (isBinary(u, Op::FLOORMOD) && divides(u->src(1), c)) u = u->src(0), changed = true;
-        newXs.push_back(u);
-      }
-      if (changed) return (usum(newXs) + cst) % y;
-    }
-    std::vector<UOpRef> terms;
-    std::vector<int64_t> factors;
-    for (UOpRef u : uopsNoConst) {
-      int64_t f = constFactor(u);
-      UOpRef t = divides(u, f);
-      if (!t) return nullptr;
-      terms.push_back(t);
-      factors.push_back(f);
-    }
-    // fold_divmod_congruence: x is congruent to an expression within one period of c
-    std::vector<std::vector<int64_t>> remChoices;
-    for (int64_t f : factors) {
-      int64_t r = floorMod(f, c);
-      if (r * 2 == c || terms.size() == 1) remChoices.push_back({r, r - c});
-      else remChoices.push_back({std::llabs(r - c) < std::llabs(r) ? r - c : r});
-    }
-    // tinygrad enumerates every combination; with many tied terms that is
-    // exponential (tinygrad would not finish), so stop after kMaxChoices.
-    constexpr size_t kMaxChoices = 256;
-    std::vector<size_t> pick(terms.size(), 0);
-    for (size_t tried = 0; tried < kMaxChoices; ++tried) {
-      std::vector<UOpRef> parts;
-      for (size_t i = 0; i < terms.size(); ++i) parts.push_back(remChoices[i][pick[i]] * terms[i]);
-      UOpRef rem = pySum(ctx, parts) + floorMod(cst, c);
-      if (floorDiv(rem.vmin(), c) == floorDiv(rem.vmax(), c)) {
-        int64_t m = floorDiv(rem.vmin(), c);
-        if (isMod) {
-          auto mc = checkedMul(m, c);
-          if (!mc) return nullptr;
-          return rem - *mc;
-        }
-        std::vector<UOpRef> quo;
-        for (size_t i = 0; i < terms.size(); ++i) quo.push_back(floorDiv(factors[i] - remChoices[i][pick[i]], c) * terms[i]);
-        return pySum(ctx, quo) + floorDiv(cst, c) + m;
-      }
-      // itertools.product order: the last term's choice varies fastest
-      size_t i = pick.size();
-      while (i > 0 && ++pick[i - 1] == remChoices[i - 1].size()) pick[--i] = 0;
-      if (i == 0) break;
-    }
-    // gcd_with_remainder: factor the common gcd out of the numerator
-    std::vector<int64_t> fc = factors;
-    fc.push_back(c);
-    if (int64_t g = pyGcd(fc); g > 1) {
-      UOpRef divided = divides(xPeeled, g);
-      if (!divided) return nullptr;
-      auto s = simplify(divided);
-      if (!s) {
-        err = s.error();
-        return nullptr;
-      }
-      UOpRef newX = UOpRef(*s) + floorMod(floorDiv(cst, g), c / g);
-      if (newX.vmin() >= 0) {
-        if (isMod) return newX % (c / g) * g + floorMod(cst, g);
-        return newX / (c / g) + floorDiv(cst, c);
-      }
-    }
-    // nest_by_factor: x//c -> (x//f)//(c//f), x%c -> (x//f%(c//f))*f + x%f
-    std::vector<int64_t> divsIn;
-    for (size_t i = 0; i < uopsNoConst.size(); ++i) {
-      int64_t f = factors[i], af = std::llabs(f);
-      if (!uopsNoConst[i]->is(Op::CONST) && 1 < af && af < c && floorMod(c, f) == 0) divsIn.push_back(af);
-    }
-    std::optional<std::pair<size_t, UOpRef>> best;
-    for (int64_t div : pySetOrder(divsIn)) {
-      UOpRef inner = x / div;
-      UOpRef newxs = foldDivmodGeneral(inner, err);
-      if (err) return nullptr;
-      if (!newxs) continue;
-      std::optional<UOpRef> r;
-      size_t len = 0;
-      if (!isMod) {
-        r = newxs / (c / div);
-        len = backwardSliceSize(newxs); // tinygrad ranks the division candidates by the inner result
-      } else if (x.vmin() >= 0 && newxs.vmin() >= 0) {
-        std::vector<UOpRef> bParts;
-        for (size_t i = 0; i < terms.size(); ++i)
-          if (int64_t fm = floorMod(factors[i], div)) bParts.push_back(fm * terms[i]);
-        if (floorMod(cst, div)) bParts.push_back(x.constLike(floorMod(cst, div)));
-        UOpRef b = bParts.empty() ? x.constLike(0) : usum(bParts);
-        if (0 <= b.vmin() && b.vmax() < div) {
-          r = (newxs % x.ufix(Value::integer(c / div))) * div + b;
-          len = backwardSliceSize(*r);
-        }
-      }
-      if (!r) continue;
-      if (!best || len < best->first) best = {len, *r};
-    }
-    if (best) return best->second;
-  }
-
+  std::tie(xPeeled, cst) = popConst(x);
+  uopsNoConst = splitUOp(xPeeled, Op::ADD);
+  if (isIntConst(y) && y.val() > 0)
+    if (Verdict v = constantDivisor()) return *v;
   // ** variable denominator / fallback rules **
-  std::vector<UOpRef> allUops = splitUOp(x, Op::ADD);
-  std::vector<UOpRef> withY = allUops;
+  if (Verdict v = commonGcd()) return *v;
+  return factorRemainder();
+}
+
+// The rules for a constant divisor c > 0.
+DivmodFold::Verdict DivmodFold::constantDivisor() {
+  c = y.val();
+  if (Verdict v = nestedDiv()) return v;
+  if (Verdict v = removeNestedMod()) return v;
+  if (!splitTerms()) return none();
+  if (Verdict v = congruence()) return v;
+  if (Verdict v = gcdWithRemainder()) return v;
+  return nestByFactor();
+}
+
+// nested_div: (x%(k*c))//c -> (x//c)%k
+DivmodFold::Verdict DivmodFold::nestedDiv() {
+  if (isMod || !isBinary(x, Op::FLOORMOD)) return std::nullopt;
+  UOpRef k = divides(x->src(1), c);
+  if (!k) return std::nullopt;
+  if (provablyPositive(k, err)) return (UOpRef(x->src(0)) / y) % k;
+  return err ? none() : std::nullopt;
+}
+
+// remove_nested_mod in a sum: (a%4 + b)%2 -> (a+b)%2
+DivmodFold::Verdict DivmodFold::removeNestedMod() {
+  if (!isMod) return std::nullopt;
+  std::vector<UOpRef> newXs;
+  bool changed = false;
+  for (UOpRef u : uopsNoConst) {
+    if (isBinary(u, Op::FLOORMOD) && divides(u->src(1), c)) u = u->src(0), changed = true;
+    newXs.push_back(u);
+  }
+  if (!changed) return std::nullopt;
+  return (usum(newXs) + cst) % y;
+}
+
+// Each addend as a constant factor times a term; false when one is not.
+bool DivmodFold::splitTerms() {
+  for (UOpRef u : uopsNoConst) {
+    int64_t f = constFactor(u);
+    UOpRef t = divides(u, f);
+    if (!t) return false;
+    terms.push_back(t);
+    factors.push_back(f);
+  }
+  return true;
+}
+
+// fold_divmod_congruence: x is congruent to an expression within one period of c
+DivmodFold::Verdict DivmodFold::congruence() {
+  std::vector<std::vector<int64_t>> remChoices;
+  for (int64_t f : factors) {
+    int64_t r = floorMod(f, c);
+    if (r * 2 == c || terms.size() == 1) remChoices.push_back({r, r - c});
+    else remChoices.push_back({std::llabs(r - c) < std::llabs(r) ? r - c : r});
+  }
+  // tinygrad enumerates every combination; with many tied terms that is
+  // exponential (tinygrad would not finish), so stop after kMaxChoices.
+  constexpr size_t kMaxChoices = 256;
+  std::vector<size_t> pick(terms.size(), 0);
+  for (size_t tried = 0; tried < kMaxChoices; ++tried) {
+    std::vector<UOpRef> parts;
+    for (size_t i = 0; i < terms.size(); ++i) parts.push_back(remChoices[i][pick[i]] * terms[i]);
+    UOpRef rem = pySum(ctx, parts) + floorMod(cst, c);
+    if (floorDiv(rem.vmin(), c) == floorDiv(rem.vmax(), c)) {
+      int64_t m = floorDiv(rem.vmin(), c);
+      if (isMod) {
+        auto mc = checkedMul(m, c);
+        return mc ? rem - *mc : UOpRef();
+      }
+      std::vector<UOpRef> quo;
+      for (size_t i = 0; i < terms.size(); ++i) quo.push_back(floorDiv(factors[i] - remChoices[i][pick[i]], c) * terms[i]);
+      return pySum(ctx, quo) + floorDiv(cst, c) + m;
+    }
+    // itertools.product order: the last term's choice varies fastest
+    size_t i = pick.size();
+    while (i > 0 && ++pick[i - 1] == remChoices[i - 1].size()) pick[--i] = 0;
+    if (i == 0) break;
+  }
+  return std::nullopt;
+}
+
+// gcd_with_remainder: factor the common gcd out of the numerator
+DivmodFold::Verdict DivmodFold::gcdWithRemainder() {
+  std::vector<int64_t> fc = factors;
+  fc.push_back(c);
+  int64_t g = pyGcd(fc);
+  if (g <= 1) return std::nullopt;
+  UOpRef divided = divides(xPeeled, g);
+  if (!divided) return none();
+  auto s = simplify(divided);
+  if (!s) return failed(s.error());
+  UOpRef newX = UOpRef(*s) + floorMod(floorDiv(cst, g), c / g);
+  if (newX.vmin() < 0) return std::nullopt;
+  if (isMod) return newX % (c / g) * g + floorMod(cst, g);
+  return newX / (c / g) + floorDiv(cst, c);
+}
+
+// nest_by_factor: x//c -> (x//f)//(c//f), x%c -> (x//f%(c//f))*f + x%f,
+// over the factors f of c among the addends': the smallest result.
+DivmodFold::Verdict DivmodFold::nestByFactor() {
+  std::vector<int64_t> divsIn;
+  for (size_t i = 0; i < uopsNoConst.size(); ++i) {
+    int64_t f = factors[i], af = std::llabs(f);
+    if (!uopsNoConst[i]->is(Op::CONST) && 1 < af && af < c && floorMod(c, f) == 0) divsIn.push_back(af);
+  }
+  std::optional<std::pair<size_t, UOpRef>> best;
+  for (int64_t div : pySetOrder(divsIn)) {
+    auto r = nestedBy(div);
+    if (err) return none();
+    if (r && (!best || r->first < best->first)) best = r;
+  }
+  if (best) return best->second;
+  return std::nullopt;
+}
+
+// The rewrite nested by factor `div` and its rank (tinygrad ranks the
+// division candidates by the inner result), or nullopt.
+std::optional<std::pair<size_t, UOpRef>> DivmodFold::nestedBy(int64_t div) {
+  UOpRef newxs = foldDivmodGeneral(x / div, err);
+  if (err || !newxs) return std::nullopt;
+  if (!isMod) {
+    UOpRef r = newxs / (c / div);
+    return std::pair{backwardSliceSize(newxs), r};
+  }
+  if (x.vmin() < 0 || newxs.vmin() < 0) return std::nullopt;
+  std::vector<UOpRef> bParts;
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (int64_t fm = floorMod(factors[i], div)) bParts.push_back(fm * terms[i]);
+  if (floorMod(cst, div)) bParts.push_back(x.constLike(floorMod(cst, div)));
+  UOpRef b = bParts.empty() ? x.constLike(0) : usum(bParts);
+  if (b.vmin() < 0 || b.vmax() >= div) return std::nullopt;
+  UOpRef r = (newxs % x.ufix(Value::integer(c / div))) * div + b;
+  return std::pair{backwardSliceSize(r), r};
+}
+
+// x and y over their common gcd, when it is not 1.
+DivmodFold::Verdict DivmodFold::commonGcd() {
+  std::vector<UOpRef> withY = splitUOp(x, Op::ADD);
   withY.push_back(y);
   auto g = simplify(gcd(withY));
-  if (!g) {
-    err = g.error();
-    return nullptr;
-  }
+  if (!g) return failed(g.error());
   UOpRef gc = *g;
-  if (!(isIntConst(gc) && gc.val() == 1)) {
-    UOpRef xq = divideExact(x, gc), yq = divideExact(y, gc);
-    if (!xq || !yq) return nullptr;
-    UOpRef ret = xq.alu(d->op(), {yq});
-    return isMod ? ret * gc : ret;
-  }
-  // factor_remainder: (d*x+y)//d -> x+y//d
+  if (isIntConst(gc) && gc.val() == 1) return std::nullopt;
+  UOpRef xq = divideExact(x, gc), yq = divideExact(y, gc);
+  if (!xq || !yq) return none();
+  UOpRef ret = xq.alu(d->op(), {yq});
+  return isMod ? ret * gc : ret;
+}
+
+// factor_remainder: (d*x+y)//d -> x+y//d
+UOpRef DivmodFold::factorRemainder() {
   if (y.vmin() < 0 || x.vmin() < 0) return nullptr;
   std::vector<UOpRef> quo, rem;
-  for (UOpRef u : allUops) {
+  for (UOpRef u : splitUOp(x, Op::ADD)) {
     if (UOpRef q = divideExact(u, y)) {
       quo.push_back(q);
       continue;
     }
     if (isIntConst(y) && y.val() != 0) {
-      int64_t c = constFactor(u);
-      if (floorMod(c, y.val()) != c) {
-        UOpRef t = divides(u, c);
+      int64_t f = constFactor(u);
+      if (floorMod(f, y.val()) != f) {
+        UOpRef t = divides(u, f);
         if (!t) return nullptr;
-        rem.push_back(t * floorMod(c, y.val()));
-        quo.push_back(isMod ? u.constLike(0) : t * floorDiv(c, y.val()));
+        rem.push_back(t * floorMod(f, y.val()));
+        quo.push_back(isMod ? u.constLike(0) : t * floorDiv(f, y.val()));
         continue;
       }
     }
@@ -333,6 +399,11 @@ UOpRef computeFoldDivmod(const UOp *dNode, Err &err) {
   UOpRef newX = pySum(ctx, rem) + x.constLike(0);
   if (newX.vmin() < 0) return nullptr;
   return isMod ? newX % y : newX / y + pySum(ctx, quo);
+}
+
+UOpRef computeFoldDivmod(const UOp *dNode, Err &err) {
+  if (dNode->numSrc() != 2) return nullptr; // malformed: the verifier reports it
+  return DivmodFold(dNode, err).run();
 }
 
 } // namespace

@@ -206,6 +206,10 @@ private:
   /// reason in err_ and the path inside the value (".v.slot", "[1]") in errPath_.
   bool decode(const json &j, Value &out);
   bool decodeTagged(const json &j, Value &out);
+  bool decodeEnum(const std::string &cls, const std::string &member, Value &out);
+  bool decodeUOpRef(int64_t id, Value &out);
+  bool decodeObject(const std::string &cls, const json &v, Value &out);
+  bool decodeDict(const json &v, Value &out);
   bool failValue(std::string message) {
     err_ = std::move(message);
     errPath_.clear();
@@ -586,6 +590,69 @@ bool Reader::decode(const json &j, Value &out) {
   }
 }
 
+// The value of {"t":"int","v":s}, s a decimal: canonical documents use this
+// form only outside 64 bits; it is accepted inside too.
+Value intValue(const std::string &s) {
+  int64_t i = 0;
+  uint64_t u = 0;
+  const char *end = s.data() + s.size();
+  if (auto r = std::from_chars(s.data(), end, i); r.ec == std::errc() && r.ptr == end) return Value::integer(i);
+  if (auto r = std::from_chars(s.data(), end, u); r.ec == std::errc() && r.ptr == end) return Value::uinteger(u);
+  return Value::bigInteger(s);
+}
+
+bool Reader::decodeEnum(const std::string &cls, const std::string &member, Value &out) {
+  if (!isEnumClass(cls) || !isIdentifier(member))
+    return failValue("enum " + brief(json(cls + "." + member)) + " is not a class name and a member name");
+  if (cls == "Ops" && !opFromName(member)) return failValue("unknown op Ops." + member);
+  if (cls == "AddrSpace" && !addrSpaceFromName(member)) return failValue("unknown address space AddrSpace." + member);
+  out = Value::enumMember(cls, member);
+  return true;
+}
+
+// A reference to node `id`, which must come before the node being read.
+bool Reader::decodeUOpRef(int64_t id, Value &out) {
+  if (id < 0 || uint64_t(id) >= numNodes_)
+    return failValue("refers to node " + std::to_string(id) + ", which does not exist (the document has " +
+                     std::to_string(numNodes_) + " nodes)");
+  if (uint64_t(id) >= current_)
+    return failValue("refers to node " + std::to_string(id) +
+                     ", which does not come before it (referenced nodes must have smaller ids)");
+  out = Value::uop(nodes_[size_t(id)]);
+  return true;
+}
+
+bool Reader::decodeObject(const std::string &cls, const json &v, Value &out) {
+  if (!isObjClass(cls)) return failValue("object class " + brief(json(cls)) + " is not a class name");
+  std::vector<std::string> names;
+  std::vector<Value> fields(v.size());
+  size_t i = 0;
+  for (const auto &[name, fj] : v.items()) {
+    if (!isIdentifier(name)) return failValue("object field " + brief(json(name)) + " is not a field name");
+    if (!decode(fj, fields[i++])) return within(".v." + name);
+    names.push_back(name);
+  }
+  out = Value::object(cls, std::move(names), std::move(fields));
+  return true;
+}
+
+// A dict from its array of [key, value] pairs.
+bool Reader::decodeDict(const json &v, Value &out) {
+  std::vector<std::pair<Value, Value>> items(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json &p = v[i];
+    std::string at = ".v[" + std::to_string(i) + "]";
+    if (!p.is_array() || p.size() != 2) {
+      failValue("a dict item must be a [key, value] pair");
+      return within(at);
+    }
+    if (!decode(p[0], items[i].first)) return within(at + "[0]");
+    if (!decode(p[1], items[i].second)) return within(at + "[1]");
+  }
+  out = Value::dict(std::move(items));
+  return true;
+}
+
 bool Reader::decodeTagged(const json &j, Value &out) {
   auto t = j.find("t");
   if (t == j.end() || !t->is_string()) return failValue("an object value needs a string \"t\" saying its form");
@@ -598,13 +665,6 @@ bool Reader::decodeTagged(const json &j, Value &out) {
     return true;
   };
   auto needs = [&](const char *what) { return failValue("{\"t\":\"" + form + "\"} needs " + what); };
-  auto array = [&](std::vector<Value> &items) {
-    if (v == j.end() || !v->is_array()) return needs("an array 'v'");
-    items.resize(v->size());
-    for (size_t i = 0; i < v->size(); ++i)
-      if (!decode((*v)[i], items[i])) return within(".v[" + std::to_string(i) + "]");
-    return true;
-  };
   std::string s, cls;
 
   if (form == "float") {
@@ -614,20 +674,10 @@ bool Reader::decodeTagged(const json &j, Value &out) {
     out = Value::floating(*f);
   } else if (form == "int") {
     if (!str("v", s) || !isDecimal(s)) return needs("a decimal string 'v'");
-    // Canonical documents use this form only outside 64 bits; accept it inside too.
-    int64_t i = 0;
-    uint64_t u = 0;
-    const char *end = s.data() + s.size();
-    if (auto r = std::from_chars(s.data(), end, i); r.ec == std::errc() && r.ptr == end) out = Value::integer(i);
-    else if (auto r2 = std::from_chars(s.data(), end, u); r2.ec == std::errc() && r2.ptr == end) out = Value::uinteger(u);
-    else out = Value::bigInteger(s);
+    out = intValue(s);
   } else if (form == "enum") {
     if (!str("cls", cls) || !str("v", s)) return needs("string 'cls' and 'v'");
-    if (!isEnumClass(cls) || !isIdentifier(s))
-      return failValue("enum " + brief(json(cls + "." + s)) + " is not a class name and a member name");
-    if (cls == "Ops" && !opFromName(s)) return failValue("unknown op Ops." + s);
-    if (cls == "AddrSpace" && !addrSpaceFromName(s)) return failValue("unknown address space AddrSpace." + s);
-    out = Value::enumMember(cls, s);
+    return decodeEnum(cls, s, out);
   } else if (form == "dtype") {
     if (!str("v", s)) return needs("a string 'v'");
     auto it = dtypes_.find(s);
@@ -636,48 +686,24 @@ bool Reader::decodeTagged(const json &j, Value &out) {
   } else if (form == "uop") {
     std::optional<int64_t> id = v == j.end() ? std::nullopt : asInt(*v);
     if (!id) return needs("an integer node id 'v'");
-    if (*id < 0 || uint64_t(*id) >= numNodes_)
-      return failValue("refers to node " + std::to_string(*id) + ", which does not exist (the document has " +
-                       std::to_string(numNodes_) + " nodes)");
-    if (uint64_t(*id) >= current_)
-      return failValue("refers to node " + std::to_string(*id) +
-                       ", which does not come before it (referenced nodes must have smaller ids)");
-    out = Value::uop(nodes_[size_t(*id)]);
+    return decodeUOpRef(*id, out);
   } else if (form == "obj") {
     if (!str("cls", cls) || v == j.end() || !v->is_object()) return needs("a string 'cls' and an object 'v'");
-    if (!isObjClass(cls)) return failValue("object class " + brief(json(cls)) + " is not a class name");
-    std::vector<std::string> names;
-    std::vector<Value> fields(v->size());
-    size_t i = 0;
-    for (const auto &[name, fj] : v->items()) {
-      if (!isIdentifier(name)) return failValue("object field " + brief(json(name)) + " is not a field name");
-      if (!decode(fj, fields[i++])) return within(".v." + name);
-      names.push_back(name);
-    }
-    out = Value::object(cls, std::move(names), std::move(fields));
+    return decodeObject(cls, *v, out);
   } else if (form == "bytes") {
     if (!str("v", s)) return needs("a base64 string 'v'");
     std::optional<std::string> raw = decodeBase64(s);
     if (!raw) return failValue("bad base64 in {\"t\":\"bytes\"}");
     out = Value::bytes(std::move(*raw));
   } else if (form == "list" || form == "set") {
-    std::vector<Value> items;
-    if (!array(items)) return false;
+    if (v == j.end() || !v->is_array()) return needs("an array 'v'");
+    std::vector<Value> items(v->size());
+    for (size_t i = 0; i < v->size(); ++i)
+      if (!decode((*v)[i], items[i])) return within(".v[" + std::to_string(i) + "]");
     out = form == "list" ? Value::list(std::move(items)) : Value::set(std::move(items));
   } else if (form == "dict") {
     if (v == j.end() || !v->is_array()) return needs("an array of [key, value] pairs 'v'");
-    std::vector<std::pair<Value, Value>> items(v->size());
-    for (size_t i = 0; i < v->size(); ++i) {
-      const json &p = (*v)[i];
-      std::string at = ".v[" + std::to_string(i) + "]";
-      if (!p.is_array() || p.size() != 2) {
-        failValue("a dict item must be a [key, value] pair");
-        return within(at);
-      }
-      if (!decode(p[0], items[i].first)) return within(at + "[0]");
-      if (!decode(p[1], items[i].second)) return within(at + "[1]");
-    }
-    out = Value::dict(std::move(items));
+    return decodeDict(*v, out);
   } else if (form == "invalid") {
     out = Value::invalid();
   } else if (form == "callable") {

@@ -131,6 +131,16 @@ private:
       appendString(out, *cls);
     }
   }
+  // {"t": t, ("cls": cls,) "v": s} for a value written as the string s.
+  void taggedString(std::string &out, std::string_view t, std::string_view s, const std::string *cls = nullptr) {
+    tagged(out, t, cls);
+    out += ",\"v\":";
+    appendString(out, s);
+    out += '}';
+  }
+  void set(std::string &out, const Value &v);
+  void dict(std::string &out, const Value &v);
+  void object(std::string &out, const Value &v);
   void items(std::string &out, const std::vector<Value> &vs) {
     out += '[';
     for (size_t i = 0; i < vs.size(); ++i) {
@@ -161,18 +171,8 @@ void Writer::value(std::string &out, const Value &v) {
   case K::Bool: out += v.getBool() ? "true" : "false"; break;
   case K::Int: out += std::to_string(v.getInt()); break;
   case K::UInt: out += std::to_string(v.getUInt()); break;
-  case K::BigInt:
-    tagged(out, "int");
-    out += ",\"v\":";
-    appendString(out, v.str());
-    out += '}';
-    break;
-  case K::Float:
-    tagged(out, "float");
-    out += ",\"v\":";
-    appendString(out, pyFloatRepr(v.getFloat()));
-    out += '}';
-    break;
+  case K::BigInt: taggedString(out, "int", v.str()); break;
+  case K::Float: taggedString(out, "float", pyFloatRepr(v.getFloat())); break;
   case K::Str: appendString(out, v.str()); break;
   case K::Tuple: items(out, v.items()); break;
   case K::List:
@@ -181,83 +181,63 @@ void Writer::value(std::string &out, const Value &v) {
     items(out, v.items());
     out += '}';
     break;
-  case K::Set: {
-    // Sets have no order; the format sorts the elements by their JSON text.
-    std::vector<std::string> texts;
-    for (const Value &e : v.items()) value(texts.emplace_back(), e);
-    std::sort(texts.begin(), texts.end());
-    tagged(out, "set");
-    out += ",\"v\":[";
-    for (size_t i = 0; i < texts.size(); ++i) out += (i ? "," : "") + texts[i];
-    out += "]}";
-    break;
-  }
-  case K::Dict: {
-    tagged(out, "dict");
-    out += ",\"v\":[";
-    const auto &kv = v.items();
-    for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-      out += i ? ",[" : "[";
-      value(out, kv[i]);
-      out += ',';
-      value(out, kv[i + 1]);
-      out += ']';
-    }
-    out += "]}";
-    break;
-  }
-  case K::Enum:
-    tagged(out, "enum", &v.cls());
-    out += ",\"v\":";
-    appendString(out, v.str());
-    out += '}';
-    break;
-  case K::DType:
-    tagged(out, "dtype");
-    out += ",\"v\":";
-    appendString(out, v.getDType().name());
-    out += '}';
-    break;
+  case K::Set: set(out, v); break;
+  case K::Dict: dict(out, v); break;
+  case K::Enum: taggedString(out, "enum", v.str(), &v.cls()); break;
+  case K::DType: taggedString(out, "dtype", v.getDType().name()); break;
   case K::UOp:
     tagged(out, "uop");
     out += ",\"v\":" + std::to_string(ids_.at(v.getUOp())) + "}";
     break;
-  case K::Obj: {
-    tagged(out, "obj", &v.cls());
-    out += ",\"v\":{";
-    const auto &names = v.fieldNames();
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (i) out += ',';
-      appendString(out, names[i]);
-      out += ':';
-      value(out, v[i]);
-    }
-    out += "}}";
-    break;
-  }
-  case K::Bytes:
-    tagged(out, "bytes");
-    out += ",\"v\":";
-    appendString(out, encodeBase64(v.str()));
-    out += '}';
-    break;
+  case K::Obj: object(out, v); break;
+  case K::Bytes: taggedString(out, "bytes", encodeBase64(v.str())); break;
   case K::Invalid:
     tagged(out, "invalid");
     out += '}';
     break;
-  case K::Callable:
-    tagged(out, "callable");
-    out += ",\"v\":";
-    appendString(out, v.str());
-    out += '}';
-    break;
-  case K::Repr:
-    tagged(out, "repr", &v.cls());
-    out += ",\"v\":";
-    appendString(out, v.str());
-    out += '}';
-    break;
+  case K::Callable: taggedString(out, "callable", v.str()); break;
+  case K::Repr: taggedString(out, "repr", v.str(), &v.cls()); break;
   }
+}
+
+// Sets have no order; the format sorts the elements by their JSON text.
+void Writer::set(std::string &out, const Value &v) {
+  std::vector<std::string> texts;
+  for (const Value &e : v.items()) value(texts.emplace_back(), e);
+  std::sort(texts.begin(), texts.end());
+  tagged(out, "set");
+  out += ",\"v\":[";
+  for (size_t i = 0; i < texts.size(); ++i) out += (i ? "," : "") + texts[i];
+  out += "]}";
+}
+
+// A dict as its [key, value] pairs.
+void Writer::dict(std::string &out, const Value &v) {
+  tagged(out, "dict");
+  out += ",\"v\":[";
+  const auto &kv = v.items();
+  for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+    out += i ? ",[" : "[";
+    value(out, kv[i]);
+    out += ',';
+    value(out, kv[i + 1]);
+    out += ']';
+  }
+  out += "]}";
+}
+
+// A record as a JSON object of its fields.
+void Writer::object(std::string &out, const Value &v) {
+  tagged(out, "obj", &v.cls());
+  out += ",\"v\":{";
+  const auto &names = v.fieldNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += ',';
+    appendString(out, names[i]);
+    out += ':';
+    value(out, v[i]);
+  }
+  out += "}}";
 }
 
 std::string Writer::write() {

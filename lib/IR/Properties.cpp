@@ -300,9 +300,14 @@ ShapeOr bitcastShape(const UOp *u, const Shape &ps) {
   return s;
 }
 
-ShapeOr computeShape(const UOp *u, PropsOf props) {
-  // The shape of source i, or an error naming it when it is invalid.
-  auto srcShape = [&](size_t i, bool required) -> ShapeOr {
+// A node whose shape is asked for, with its sources' properties.
+struct ShapeQuery {
+  const UOp *u;
+  PropsOf props;
+
+  // The shape of source i, or an error naming it when it is invalid (or
+  // has none and one is `required`).
+  ShapeOr src(size_t i, bool required) const {
     if (i >= u->numSrc()) return ShapeOr::err(std::string(opName(u->op())) + " is missing source " + std::to_string(i));
     const Props &p = props(u->src(i));
     if (p.shapeError) return ShapeOr::err("source " + std::to_string(i) + " (" + nodeName(u->src(i)) + ") has an invalid shape");
@@ -310,7 +315,145 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
       return ShapeOr::err(std::string(opName(u->op())) + " requires a shape, source " + std::to_string(i) + " (" +
                           nodeName(u->src(i)) + ") has none");
     return p.shape ? ShapeOr(p.shape->dims) : ShapeOr::none();
-  };
+  }
+};
+
+// BUFFER and PARAM: the shape operand's.
+ShapeOr storageShape(const ShapeQuery &q) {
+  const UOp *u = q.u;
+  if (!u->numSrc()) return u->is(Op::BUFFER) ? ShapeOr(Shape{}) : ShapeOr::err("PARAM needs a shape operand");
+  // Storage of a negative size is not a shape, and would wrap around as a byte count.
+  ShapeOr s = asShape(u->src(0));
+  if (s.shape)
+    for (const Dim &d : *s.shape)
+      if (d.isStatic() && d.value < 0) return ShapeOr::err("shape can't contain negative numbers " + shapeStr(*s.shape));
+  return s;
+}
+
+// STACK: a new leading axis over its (equal-shaped) sources.
+ShapeOr stackShape(const ShapeQuery &q) {
+  if (!q.u->numSrc()) return Shape{};
+  ShapeOr e = q.src(0, true);
+  if (!e.shape) return e;
+  Shape out{Dim{int64_t(q.u->numSrc()), nullptr}};
+  out.insert(out.end(), e.shape->begin(), e.shape->end());
+  return out;
+}
+
+// INDEX: the indices' shapes, then the buffer's axes they do not index.
+ShapeOr indexShape(const ShapeQuery &q) {
+  ShapeOr buf = q.src(0, true);
+  if (!buf.shape) return buf;
+  Shape out;
+  for (size_t i = 1; i < q.u->numSrc(); ++i) {
+    ShapeOr s = q.src(i, true);
+    if (!s.shape) return s;
+    out.insert(out.end(), s.shape->begin(), s.shape->end());
+  }
+  size_t nidx = q.u->numSrc() - 1;
+  if (nidx < buf.shape->size()) out.insert(out.end(), buf.shape->begin() + nidx, buf.shape->end());
+  return out;
+}
+
+// GETTUPLE: the selected element's shape.
+ShapeOr getTupleShape(const ShapeQuery &q) {
+  const UOp *u = q.u;
+  if (u->numSrc() != 1) return ShapeOr::err("GETTUPLE needs one source");
+  const UOp *fn = u->src(0);
+  const UOp *tuple = fn->is(Op::FUNCTION) && fn->numSrc() ? fn->src(0) : fn;
+  if (!tuple->is(Op::TUPLE)) return ShapeOr::err("GETTUPLE must select from a TUPLE or a FUNCTION of a TUPLE");
+  if (!u->arg().isInt() || u->arg().getInt() < 0 || size_t(u->arg().getInt()) >= tuple->numSrc())
+    return ShapeOr::err("GETTUPLE index " + u->arg().toString() + " out of range");
+  const UOp *elem = tuple->src(u->arg().getInt());
+  const Props &p = q.props(elem);
+  if (p.shapeError) return ShapeOr::err("tuple element " + nodeName(elem) + " has an invalid shape");
+  if (!p.shape) return ShapeOr::none();
+  if (!fn->is(Op::FUNCTION)) return ShapeOr(p.shape->dims);
+  // Symbolic dims inside the function are in terms of its PARAMs: bind them to the call's arguments.
+  Shape out = p.shape->dims;
+  for (Dim &d : out) {
+    if (d.isStatic()) continue;
+    std::unordered_map<const UOp *, const UOp *> bind;
+    for (const UOp *n : toposort(d.sym)) {
+      const Value *slot = n->is(Op::PARAM) ? n->arg().field("slot") : nullptr;
+      if (slot && slot->isInt() && slot->getInt() >= 0 && size_t(slot->getInt()) + 1 < fn->numSrc())
+        bind[n] = fn->src(slot->getInt() + 1);
+    }
+    d.sym = substitute(d.sym, bind);
+    if (d.sym->is(Op::CONST) && d.sym->arg().isInt()) d = Dim{d.sym->arg().getInt(), nullptr};
+  }
+  return out;
+}
+
+// CUSTOM and CUSTOMI with a value: the broadcast of their shaped sources.
+ShapeOr customShape(const ShapeQuery &q) {
+  if (!q.u->dtype() || q.u->dtype().isVoid()) return ShapeOr::none();
+  std::vector<const Shape *> ins;
+  for (const UOp *s : q.u->src())
+    if (q.props(s).shape) ins.push_back(&q.props(s).shape->dims);
+  return ins.empty() ? ShapeOr::none() : broadcast(ins);
+}
+
+// STAGE: an axis per range, then the staged value's shape.
+ShapeOr stageShape(const ShapeQuery &q) {
+  ShapeOr x = q.src(0, true);
+  if (!x.shape) return x;
+  Shape out;
+  for (size_t i = 1; i < q.u->numSrc(); ++i) {
+    std::optional<int64_t> n = extent(q.u->src(i));
+    if (!n) return ShapeOr::err("STAGE range " + nodeName(q.u->src(i)) + " has no static size");
+    out.push_back(Dim{*n, nullptr});
+  }
+  out.insert(out.end(), x.shape->begin(), x.shape->end());
+  return out;
+}
+
+// WMMA(a, b, acc): the operands' leading axes broadcast, then acc's last axis.
+ShapeOr wmmaShape(const ShapeQuery &q) {
+  if (q.u->numSrc() != 3) return ShapeOr::err("WMMA needs (a, b, acc)");
+  std::vector<Shape> heads;
+  for (size_t i = 0; i < 3; ++i) {
+    ShapeOr s = q.src(i, true);
+    if (!s.shape) return s;
+    if (s.shape->empty()) return ShapeOr::err("WMMA operand " + std::to_string(i) + " must have at least one axis");
+    heads.emplace_back(s.shape->begin(), s.shape->end() - 1);
+  }
+  ShapeOr b = broadcast({&heads[0], &heads[1], &heads[2]});
+  if (!b.shape) return b;
+  b.shape->push_back(q.props(q.u->src(2)).shape->dims.back());
+  return b;
+}
+
+// The ops the switch of computeShape does not name: movement ops and
+// REDUCE, unary ops and casts, and broadcasting elementwise ops.
+ShapeOr opGroupShape(const ShapeQuery &q) {
+  const UOp *u = q.u;
+  if (u->is(Op::RESHAPE) && u->numSrc() == 2 && u->src(0)->is(Op::NOOP)) return asShape(u->src(1));
+  if (u->is(Op::UNSHARD) && !u->numSrc()) return ShapeOr::none();
+  if (u->isIn(group::Movement | OpSet{Op::UNSHARD, Op::REDUCE})) {
+    ShapeOr x = q.src(0, true);
+    if (!x.shape) return x;
+    return movementShape(u, *x.shape);
+  }
+  if (u->isIn(group::Unary | OpSet{Op::CAST})) {
+    if (u->numSrc() != 1) return ShapeOr::err(std::string(opName(u->op())) + " must have 1 source");
+    return q.src(0, false);
+  }
+  if (u->isIn(group::Broadcastable)) {
+    if (!u->numSrc()) return ShapeOr::err(std::string(opName(u->op())) + " has no sources");
+    std::vector<const Shape *> ins;
+    for (size_t i = 0; i < u->numSrc(); ++i) {
+      ShapeOr s = q.src(i, true);
+      if (!s.shape) return s;
+      ins.push_back(&q.props(u->src(i)).shape->dims);
+    }
+    return broadcast(ins);
+  }
+  return ShapeOr::err("no shape handling for " + std::string(opName(u->op())));
+}
+
+ShapeOr computeShape(const UOp *u, PropsOf props) {
+  const ShapeQuery q{u, props};
   using enum Op;
   switch (u->op()) {
   case IF: case BARRIER: case SINK: case REWRITE_ERROR: case ENDIF: case GROUP: case LINEAR: case PROGRAM:
@@ -321,135 +464,28 @@ ShapeOr computeShape(const UOp *u, PropsOf props) {
     if (!u->dtype() || u->dtype().isVoid()) return ShapeOr::none();
     return Shape{};
   case NOOP:
-    return u->numSrc() ? srcShape(0, false) : ShapeOr::none();
+    return u->numSrc() ? q.src(0, false) : ShapeOr::none();
   case CONST: case GETADDR: case RANGE: case SPECIAL:
     return Shape{};
   case BINARY:
     return Shape{Dim{int64_t(u->arg().str().size()), nullptr}};
-  case BUFFER:
-  case PARAM: {
-    if (!u->numSrc()) return u->is(BUFFER) ? ShapeOr(Shape{}) : ShapeOr::err("PARAM needs a shape operand");
-    // Storage of a negative size is not a shape, and would wrap around as a byte count.
-    ShapeOr s = asShape(u->src(0));
-    if (s.shape)
-      for (const Dim &d : *s.shape)
-        if (d.isStatic() && d.value < 0) return ShapeOr::err("shape can't contain negative numbers " + shapeStr(*s.shape));
-    return s;
-  }
-  case STACK: {
-    if (!u->numSrc()) return Shape{};
-    ShapeOr e = srcShape(0, true);
-    if (!e.shape) return e;
-    Shape out{Dim{int64_t(u->numSrc()), nullptr}};
-    out.insert(out.end(), e.shape->begin(), e.shape->end());
-    return out;
-  }
-  case INDEX: {
-    ShapeOr buf = srcShape(0, true);
-    if (!buf.shape) return buf;
-    Shape out;
-    for (size_t i = 1; i < u->numSrc(); ++i) {
-      ShapeOr s = srcShape(i, true);
-      if (!s.shape) return s;
-      out.insert(out.end(), s.shape->begin(), s.shape->end());
-    }
-    size_t nidx = u->numSrc() - 1;
-    if (nidx < buf.shape->size()) out.insert(out.end(), buf.shape->begin() + nidx, buf.shape->end());
-    return out;
-  }
-  case GETTUPLE: {
-    if (u->numSrc() != 1) return ShapeOr::err("GETTUPLE needs one source");
-    const UOp *fn = u->src(0);
-    const UOp *tuple = fn->is(FUNCTION) && fn->numSrc() ? fn->src(0) : fn;
-    if (!tuple->is(TUPLE)) return ShapeOr::err("GETTUPLE must select from a TUPLE or a FUNCTION of a TUPLE");
-    if (!u->arg().isInt() || u->arg().getInt() < 0 || size_t(u->arg().getInt()) >= tuple->numSrc())
-      return ShapeOr::err("GETTUPLE index " + u->arg().toString() + " out of range");
-    const UOp *elem = tuple->src(u->arg().getInt());
-    const Props &p = props(elem);
-    if (p.shapeError) return ShapeOr::err("tuple element " + nodeName(elem) + " has an invalid shape");
-    if (!p.shape) return ShapeOr::none();
-    if (!fn->is(FUNCTION)) return ShapeOr(p.shape->dims);
-    // Symbolic dims inside the function are in terms of its PARAMs: bind them to the call's arguments.
-    Shape out = p.shape->dims;
-    for (Dim &d : out) {
-      if (d.isStatic()) continue;
-      std::unordered_map<const UOp *, const UOp *> bind;
-      for (const UOp *n : toposort(d.sym)) {
-        const Value *slot = n->is(PARAM) ? n->arg().field("slot") : nullptr;
-        if (slot && slot->isInt() && slot->getInt() >= 0 && size_t(slot->getInt()) + 1 < fn->numSrc())
-          bind[n] = fn->src(slot->getInt() + 1);
-      }
-      d.sym = substitute(d.sym, bind);
-      if (d.sym->is(CONST) && d.sym->arg().isInt()) d = Dim{d.sym->arg().getInt(), nullptr};
-    }
-    return out;
-  }
-  case CUSTOM:
-  case CUSTOMI: {
-    if (!u->dtype() || u->dtype().isVoid()) return ShapeOr::none();
-    std::vector<const Shape *> ins;
-    for (const UOp *s : u->src())
-      if (props(s).shape) ins.push_back(&props(s).shape->dims);
-    return ins.empty() ? ShapeOr::none() : broadcast(ins);
-  }
-  case STAGE: {
-    ShapeOr x = srcShape(0, true);
-    if (!x.shape) return x;
-    Shape out;
-    for (size_t i = 1; i < u->numSrc(); ++i) {
-      std::optional<int64_t> n = extent(u->src(i));
-      if (!n) return ShapeOr::err("STAGE range " + nodeName(u->src(i)) + " has no static size");
-      out.push_back(Dim{*n, nullptr});
-    }
-    out.insert(out.end(), x.shape->begin(), x.shape->end());
-    return out;
-  }
-  case WMMA: {
-    if (u->numSrc() != 3) return ShapeOr::err("WMMA needs (a, b, acc)");
-    std::vector<Shape> heads;
-    for (size_t i = 0; i < 3; ++i) {
-      ShapeOr s = srcShape(i, true);
-      if (!s.shape) return s;
-      if (s.shape->empty()) return ShapeOr::err("WMMA operand " + std::to_string(i) + " must have at least one axis");
-      heads.emplace_back(s.shape->begin(), s.shape->end() - 1);
-    }
-    ShapeOr b = broadcast({&heads[0], &heads[1], &heads[2]});
-    if (!b.shape) return b;
-    b.shape->push_back(props(u->src(2)).shape->dims.back());
-    return b;
-  }
+  case BUFFER: case PARAM: return storageShape(q);
+  case STACK: return stackShape(q);
+  case INDEX: return indexShape(q);
+  case GETTUPLE: return getTupleShape(q);
+  case CUSTOM: case CUSTOMI: return customShape(q);
+  case STAGE: return stageShape(q);
+  case WMMA: return wmmaShape(q);
   case MSTACK: case MSELECT: case DETACH: case CONTIGUOUS: case CONTIGUOUS_BACKWARD: case AFTER: case LOAD:
   case COPY: case ALLREDUCE: case STORE: case END:
-    return srcShape(0, false);
+    return q.src(0, false);
   case BITCAST: {
-    ShapeOr x = srcShape(0, false);
+    ShapeOr x = q.src(0, false);
     if (!x.shape) return x;
     return bitcastShape(u, *x.shape);
   }
-  default: break;
+  default: return opGroupShape(q);
   }
-  if (u->is(RESHAPE) && u->numSrc() == 2 && u->src(0)->is(NOOP)) return asShape(u->src(1));
-  if (u->is(UNSHARD) && !u->numSrc()) return ShapeOr::none();
-  if (u->isIn(group::Movement | OpSet{UNSHARD, REDUCE})) {
-    ShapeOr x = srcShape(0, true);
-    if (!x.shape) return x;
-    return movementShape(u, *x.shape);
-  }
-  if (u->isIn(group::Unary | OpSet{CAST})) {
-    if (u->numSrc() != 1) return ShapeOr::err(std::string(opName(u->op())) + " must have 1 source");
-    return srcShape(0, false);
-  }
-  if (u->isIn(group::Broadcastable)) {
-    if (!u->numSrc()) return ShapeOr::err(std::string(opName(u->op())) + " has no sources");
-    std::vector<const Shape *> ins;
-    for (size_t i = 0; i < u->numSrc(); ++i) {
-      ShapeOr s = srcShape(i, true);
-      if (!s.shape) return s;
-      ins.push_back(&props(u->src(i)).shape->dims);
-    }
-    return broadcast(ins);
-  }
-  return ShapeOr::err("no shape handling for " + std::string(opName(u->op())));
 }
 
 Value deviceField(const Value &arg) {

@@ -145,6 +145,10 @@ private:
   bool parseNumber(Value &out);
   bool parseStringLiteral(std::string &out);
   bool parseIdentValue(Value &out);
+  bool parseDottedValue(Pos at, std::string first, Value &out);
+  bool parseStringCall(const std::string &id, Value &out);
+  bool parseRepr(Value &out);
+  bool parseRecord(std::string cls, Value &out);
   bool parseRef(const UOp *&out);
   template <typename Fn> bool parseList(char close, std::string_view what, Fn &&elem, bool *trailingComma = nullptr);
   bool valueError(Pos p, std::string detail) { return fail(p, "malformed value: " + detail); }

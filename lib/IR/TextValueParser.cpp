@@ -236,93 +236,103 @@ bool Parser::parseIdentValue(Value &out) {
     out = Value::set(std::move(items));
     return true;
   }
-  if (peek() == '.') {
-    // Cls.MEMBER (the class may itself be dotted), or dtypes.NAME.
-    std::vector<std::string> parts{id};
-    while (peek() == '.') {
-      ++pos_;
-      Pos p = here();
-      std::string part(lexIdent());
-      if (part.empty()) return valueError(p, "expected a name after '.', found " + found());
-      parts.push_back(std::move(part));
-    }
-    if (parts[0] == "dtypes" && parts.size() == 2) {
-      DType dt = dtypes::fromName(parts[1]);
-      if (!dt) return fail(at, "unknown dtype '" + parts[1] + "'");
-      out = Value::dtype(dt);
-      return true;
-    }
-    std::string cls = parts[0];
-    for (size_t i = 1; i + 1 < parts.size(); ++i) cls += "." + parts[i];
-    // The enums tgc knows are checked, as the JSON reader does.
-    if (cls == "Ops" && !opFromName(parts.back())) return fail(at, "unknown op Ops." + parts.back());
-    if (cls == "AddrSpace" && !addrSpaceFromName(parts.back()))
-      return fail(at, "unknown address space AddrSpace." + parts.back());
-    out = Value::enumMember(std::move(cls), std::move(parts.back()));
-    return true;
-  }
+  if (peek() == '.') return parseDottedValue(at, std::move(id), out);
   if (peek() != '(') return valueError(at, "unknown identifier '" + id + "'");
   ++pos_;
-  if (id == "bytes" || id == "callable") {
-    skipSpaces();
-    Pos sp = here();
-    std::string s;
-    if (!parseStringLiteral(s) || !expect(')', "after " + id + "(\"...\"")) return false;
-    if (id == "callable") {
-      out = Value::callable(std::move(s));
-      return true;
-    }
-    if (s.size() % 2) return valueError(sp, "bytes(...) needs an even number of hex digits");
-    std::string raw;
-    for (size_t i = 0; i < s.size(); i += 2) {
-      int hi = hexDigit(s[i]), lo = hexDigit(s[i + 1]);
-      if (hi < 0 || lo < 0) return valueError(sp, "bytes(...) holds hex digits only");
-      raw += char(hi * 16 + lo);
-    }
-    out = Value::bytes(std::move(raw));
+  if (id == "bytes" || id == "callable") return parseStringCall(id, out);
+  if (id == "repr") return parseRepr(out);
+  return parseRecord(std::move(id), out);
+}
+
+// After `first`: Cls.MEMBER (the class may itself be dotted), or dtypes.NAME.
+bool Parser::parseDottedValue(Pos at, std::string first, Value &out) {
+  std::vector<std::string> parts{std::move(first)};
+  while (peek() == '.') {
+    ++pos_;
+    Pos p = here();
+    std::string part(lexIdent());
+    if (part.empty()) return valueError(p, "expected a name after '.', found " + found());
+    parts.push_back(std::move(part));
+  }
+  if (parts[0] == "dtypes" && parts.size() == 2) {
+    DType dt = dtypes::fromName(parts[1]);
+    if (!dt) return fail(at, "unknown dtype '" + parts[1] + "'");
+    out = Value::dtype(dt);
     return true;
   }
-  if (id == "repr") {
-    // repr(Cls, "text"): the class is a (dotted) name or, if it is not one, a string.
-    skipSpaces();
-    Pos cp = here();
-    std::string cls;
-    if (peek() == '"') {
-      if (!parseStringLiteral(cls)) return false;
-    } else {
-      cls = lexName();
-      if (cls.empty()) return valueError(cp, "expected a class name in repr(...), found " + found());
-    }
-    std::string textv;
-    if (!expect(',', "in repr(Cls, \"text\")")) return false;
-    skipSpaces();
-    if (!parseStringLiteral(textv) || !expect(')', "after repr(Cls, \"text\"")) return false;
-    out = Value::repr(std::move(cls), std::move(textv));
+  std::string cls = parts[0];
+  for (size_t i = 1; i + 1 < parts.size(); ++i) cls += "." + parts[i];
+  // The enums tgc knows are checked, as the JSON reader does.
+  if (cls == "Ops" && !opFromName(parts.back())) return fail(at, "unknown op Ops." + parts.back());
+  if (cls == "AddrSpace" && !addrSpaceFromName(parts.back()))
+    return fail(at, "unknown address space AddrSpace." + parts.back());
+  out = Value::enumMember(std::move(cls), std::move(parts.back()));
+  return true;
+}
+
+// After `id(`, id bytes or callable: bytes("hex digits") or callable("name").
+bool Parser::parseStringCall(const std::string &id, Value &out) {
+  skipSpaces();
+  Pos sp = here();
+  std::string s;
+  if (!parseStringLiteral(s) || !expect(')', "after " + id + "(\"...\"")) return false;
+  if (id == "callable") {
+    out = Value::callable(std::move(s));
     return true;
   }
-  // A record: Cls(field=value, ...).
+  if (s.size() % 2) return valueError(sp, "bytes(...) needs an even number of hex digits");
+  std::string raw;
+  for (size_t i = 0; i < s.size(); i += 2) {
+    int hi = hexDigit(s[i]), lo = hexDigit(s[i + 1]);
+    if (hi < 0 || lo < 0) return valueError(sp, "bytes(...) holds hex digits only");
+    raw += char(hi * 16 + lo);
+  }
+  out = Value::bytes(std::move(raw));
+  return true;
+}
+
+// After `repr(`: repr(Cls, "text"), the class a (dotted) name or, if it is not one, a string.
+bool Parser::parseRepr(Value &out) {
+  skipSpaces();
+  Pos cp = here();
+  std::string cls;
+  if (peek() == '"') {
+    if (!parseStringLiteral(cls)) return false;
+  } else {
+    cls = lexName();
+    if (cls.empty()) return valueError(cp, "expected a class name in repr(...), found " + found());
+  }
+  std::string textv;
+  if (!expect(',', "in repr(Cls, \"text\")")) return false;
+  skipSpaces();
+  if (!parseStringLiteral(textv) || !expect(')', "after repr(Cls, \"text\"")) return false;
+  out = Value::repr(std::move(cls), std::move(textv));
+  return true;
+}
+
+// After `Cls(`: a record, Cls(field=value, ...).
+bool Parser::parseRecord(std::string cls, Value &out) {
   std::vector<std::string> names;
   std::vector<Value> fields;
   auto field = [&] {
     skipSpaces();
     Pos fp = here();
     std::string name(lexIdent());
-    if (name.empty()) return valueError(fp, "expected a field name in " + id + "(...), found " + found());
+    if (name.empty()) return valueError(fp, "expected a field name in " + cls + "(...), found " + found());
     skipSpaces();
     if (peek() != '=') return valueError(here(), "expected '=' after field '" + name + "', found " + found());
     ++pos_;
     // A record's fields are a mapping (a JSON object): each name once.
     if (std::find(names.begin(), names.end(), name) != names.end())
-      return valueError(fp, "field '" + name + "' is given twice in " + id + "(...)");
+      return valueError(fp, "field '" + name + "' is given twice in " + cls + "(...)");
     names.push_back(std::move(name));
     fields.emplace_back();
     return parseValue(fields.back());
   };
-  if (!parseList(')', id + "(...)", field)) return false;
-  out = Value::object(std::move(id), std::move(names), std::move(fields));
+  if (!parseList(')', cls + "(...)", field)) return false;
+  out = Value::object(std::move(cls), std::move(names), std::move(fields));
   return true;
 }
-
 
 } // namespace text_detail
 

@@ -250,6 +250,253 @@ std::string launcherVarValues(const tgc_model_info &m, const std::vector<std::st
   return "";
 }
 
+namespace {
+
+/// The launcher's command line.
+struct Args {
+  std::map<std::string, std::string> inputs; ///< NAME -> FILE.npy
+  std::vector<std::string> vars;             ///< NAME=VALUE
+  std::string outDir, weightsPath;
+  long repeat = 0;
+  std::optional<uint32_t> seed;
+  bool listOnly = false, profile = true;
+};
+
+/// Takes `value` for `flag` (one that has a value) into `a`; "" or why not.
+std::string takeFlag(const tgc_model_info &m, const std::string &flag, const std::string &value, Args &a) {
+  char *end = nullptr;
+  if (flag == "--input") {
+    size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0) return "--input expects NAME=FILE, got '" + value + "'";
+    if (!a.inputs.emplace(value.substr(0, eq), value.substr(eq + 1)).second)
+      return "input '" + value.substr(0, eq) + "' given twice";
+  } else if (flag == "--var") {
+    a.vars.push_back(value);
+  } else if (flag == "--output-dir") {
+    a.outDir = value;
+  } else if (flag == "--weights") {
+    if (!m.bind_weights) return "--weights: this model has no external weights";
+    a.weightsPath = value;
+  } else if (flag == "--threads") {
+    long n = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end || n < 1 || n > 1024) return "--threads expects a count from 1 to 1024, got '" + value + "'";
+    tgc_set_num_threads(int(n));
+  } else if (flag == "--seed") {
+    errno = 0;
+    unsigned long long n = std::strtoull(value.c_str(), &end, 10);
+    if (value.empty() || value[0] == '-' || *end || errno || n > UINT32_MAX)
+      return "--seed expects an integer from 0 to 4294967295, got '" + value + "'";
+    a.seed = uint32_t(n);
+  } else if (flag == "--repeat") {
+    a.repeat = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end || a.repeat < 1 || a.repeat > 1000000)
+      return "--repeat expects a count from 1 to 1000000, got '" + value + "'";
+  }
+  return "";
+}
+
+/// Parses the command line into `a`; the exit code when the launcher is done
+/// with it (--help, a usage error).
+std::optional<int> parseArgs(const tgc_model_info &m, const char *argv0, int argc, char **argv, Args &a) {
+  static const char *const kValueFlags[] = {"--input", "--var", "--output-dir", "--weights", "--threads", "--seed", "--repeat"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    if (arg == "--help" || arg == "-h") {
+      usage(argv0, nullptr);
+      return kOk;
+    }
+    if (arg == "--list") {
+      a.listOnly = true;
+      continue;
+    }
+    if (arg == "--no-profile") {
+      a.profile = false;
+      continue;
+    }
+    // A flag with a value: --flag=VALUE, or --flag VALUE (the next argument).
+    std::string flag;
+    for (const char *f : kValueFlags) {
+      if (arg.rfind(std::string(f) + "=", 0) == 0) value = arg.substr(std::strlen(f) + 1);
+      else if (arg == f && i + 1 < argc) value = argv[++i];
+      else continue;
+      flag = f;
+      break;
+    }
+    if (flag.empty()) return usage(argv0, ("unknown argument '" + arg + "'").c_str());
+    if (std::string why = takeFlag(m, flag, value, a); !why.empty()) return usage(argv0, why.c_str());
+  }
+  return std::nullopt;
+}
+
+/// One launch of the model: its tensors, workspace and weights, filled,
+/// run and written out a step at a time. A step that fails has reported
+/// why on stderr.
+class Launch {
+public:
+  Launch(const tgc_model_info &m, const char *argv0, Args args) : m(m), argv0(argv0), args(std::move(args)) {}
+  bool bindVars();
+  bool bindWeights();
+  bool loadInputs();
+  bool seedRandom();
+  void keepInOuts();
+  bool allocateWorkspace();
+  bool runAll();
+  bool writeOutputs();
+  void report() const;
+
+private:
+  bool error(const std::string &message) const {
+    std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
+    return false;
+  }
+  bool loadInput(int32_t i, const std::string &file);
+  bool runOnce(long r);
+
+  struct CloseWeights {
+    void operator()(tgc_weights *w) const { tgc_weights_close(w); }
+  };
+  const tgc_model_info &m;
+  const char *argv0;
+  Args args;
+  std::vector<int64_t> vars;
+  std::unique_ptr<tgc_weights, CloseWeights> weights;
+  std::vector<Storage> storage;
+  std::vector<void *> ptrs;
+  std::set<int32_t> provided; ///< the tensors --input gives
+  std::vector<std::pair<int32_t, std::vector<uint8_t>>> inouts; ///< with --repeat: their values before the runs
+  Storage workspace;
+  std::vector<double> ms; ///< the timed runs
+  std::optional<Profile> prof;
+};
+
+bool Launch::bindVars() {
+  std::string why = launcherVarValues(m, args.vars, vars);
+  return why.empty() || error(why);
+}
+
+// External weights: mapped, checked and bound before anything runs.
+bool Launch::bindWeights() {
+  if (!m.bind_weights) return true;
+  tgc_weights *w = nullptr;
+  errno = 0;
+  int status = tgc_weights_open(args.weightsPath.c_str(), &w);
+  weights.reset(w);
+  if (status == TGC_OK) status = m.bind_weights(tgc_weights_data(w), tgc_weights_size(w));
+  if (status == TGC_OK) return true;
+  std::string why = tgc_status_string(status);
+  if (status == TGC_ERR_WEIGHTS_IO && errno) why += std::string(": ") + std::strerror(errno);
+  return error("weights file '" + args.weightsPath + "': " + why);
+}
+
+// Every input is checked before anything runs; the tensors --input does not
+// give start as zeros.
+bool Launch::loadInputs() {
+  for (int32_t i = 0; i < m.num_tensors; ++i) {
+    const tgc_tensor_info &t = m.tensors[i];
+    storage.push_back(allocate(t.bytes));
+    if (!storage.back()) return error("cannot allocate " + std::to_string(t.bytes) + " bytes for " + t.name);
+    ptrs.push_back(storage.back().get());
+    auto given = args.inputs.find(t.name);
+    if (given == args.inputs.end()) continue;
+    if (!loadInput(i, given->second)) return false;
+    args.inputs.erase(given);
+  }
+  if (args.inputs.empty()) return true;
+  std::string names;
+  for (int32_t i = 0; i < m.num_tensors; ++i)
+    if (m.tensors[i].role != TGC_ROLE_OUTPUT) names += std::string(names.empty() ? "" : ", ") + m.tensors[i].name;
+  return error("the model has no input '" + args.inputs.begin()->first + "' (inputs: " + (names.empty() ? "none" : names) + ")");
+}
+
+bool Launch::loadInput(int32_t i, const std::string &file) {
+  const tgc_tensor_info &t = m.tensors[i];
+  if (t.role == TGC_ROLE_OUTPUT) return error(std::string("'") + t.name + "' is an output of the model, not an input");
+  NpyArray a;
+  std::string why;
+  if (!readNpy(file, a, why)) return error(std::string("input ") + t.name + ": " + why);
+  if (why = mismatch(a, t); !why.empty()) return error(std::string("input ") + t.name + " ('" + file + "'): " + why);
+  if (!a.data.empty()) std::memcpy(ptrs[size_t(i)], a.data.data(), a.data.size());
+  provided.insert(i);
+  return true;
+}
+
+bool Launch::seedRandom() {
+  if (!args.seed) return true;
+  std::string why = seedRandomState(m, ptrs, provided, *args.seed);
+  return why.empty() || error(why);
+}
+
+// With --repeat every run starts from the same in-outs: their values are kept.
+void Launch::keepInOuts() {
+  for (int32_t i = 0; i < m.num_tensors && args.repeat > 0; ++i)
+    if (m.tensors[i].role == TGC_ROLE_INOUT) {
+      const uint8_t *p = static_cast<const uint8_t *>(ptrs[size_t(i)]);
+      inouts.emplace_back(i, std::vector<uint8_t>(p, p + m.tensors[i].bytes));
+    }
+}
+
+bool Launch::allocateWorkspace() {
+  if (m.workspace_bytes > 0 && !(workspace = allocate(m.workspace_bytes)))
+    return error("cannot allocate the " + std::to_string(m.workspace_bytes) + "-byte workspace");
+  return true;
+}
+
+// With --repeat: one untimed warm-up run, then the timed ones, each reported
+// as it ends; in-outs are restored before each. The timed runs are observed
+// per call unless --no-profile.
+bool Launch::runAll() {
+  long runs = args.repeat > 0 ? args.repeat + 1 : 1;
+  if (args.repeat > 0 && args.profile && m.set_observer) prof.emplace(m, size_t(args.repeat));
+  bool ok = true;
+  for (long r = 0; r < runs && ok; ++r) ok = runOnce(r);
+  if (prof) m.set_observer(nullptr, nullptr);
+  return ok;
+}
+
+bool Launch::runOnce(long r) {
+  if (r > 0)
+    for (auto &[i, data] : inouts) std::memcpy(ptrs[size_t(i)], data.data(), data.size());
+  if (prof && r == 1) m.set_observer(&Profile::observe, &*prof);
+  if (prof && r > 0) prof->run = size_t(r - 1);
+  auto start = std::chrono::steady_clock::now();
+  int status = m.run_vars(ptrs.data(), vars.data(), workspace.get());
+  if (args.repeat > 0 && r > 0) {
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    std::printf("run %ld: %.6f ms\n", r - 1, ms.back());
+    std::fflush(stdout);
+  }
+  if (status == TGC_OK) return true;
+  return error("the model returned status " + std::to_string(status) + " (" + tgc_status_string(status) + ")");
+}
+
+// --output-dir: outputs as DIR/<name>.npy, in-outs as DIR/<name>.after.npy.
+bool Launch::writeOutputs() {
+  if (args.outDir.empty()) return true;
+  std::error_code ec;
+  std::filesystem::create_directories(args.outDir, ec);
+  if (ec) return error("cannot create '" + args.outDir + "': " + ec.message());
+  for (int32_t i = 0; i < m.num_tensors; ++i) {
+    const tgc_tensor_info &t = m.tensors[i];
+    if (t.role == TGC_ROLE_INPUT) continue;
+    NpyArray a;
+    a.descr = std::string(t.itemsize == 1 ? "|" : "<") + npyKind(t.dtype);
+    a.shape.assign(t.shape, t.shape + t.rank);
+    a.data.assign(static_cast<const uint8_t *>(ptrs[i]), static_cast<const uint8_t *>(ptrs[i]) + t.bytes);
+    std::string file = std::string(t.name) + (t.role == TGC_ROLE_INOUT ? ".after" : "") + ".npy";
+    std::string why;
+    if (!writeNpy((std::filesystem::path(args.outDir) / file).string(), a, why)) return error(why);
+  }
+  return true;
+}
+
+void Launch::report() const {
+  if (args.repeat <= 0) return;
+  if (prof) printProfile(m, *prof, size_t(args.repeat));
+  std::printf("runs=%ld min_ms=%.6f\nmedian_ms=%.6f\n", args.repeat, *std::min_element(ms.begin(), ms.end()), median(ms));
+}
+
+} // namespace
+
 int launcherMain(const tgc_model_info &m, int argc, char **argv) {
   const char *argv0 = argc > 0 ? argv[0] : "model";
   if (m.abi_version != TGC_MODEL_ABI_VERSION) {
@@ -257,210 +504,20 @@ int launcherMain(const tgc_model_info &m, int argc, char **argv) {
                  TGC_MODEL_ABI_VERSION);
     return kFail;
   }
-  std::map<std::string, std::string> inputs;
-  std::vector<std::string> varArgs;
-  std::string outDir, weightsPath;
-  long repeat = 0;
-  std::optional<uint32_t> seed;
-  bool listOnly = false, profile = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    auto takeValue = [&](const std::string &flag) {
-      if (arg.rfind(flag + "=", 0) == 0) {
-        value = arg.substr(flag.size() + 1);
-        return true;
-      }
-      if (arg == flag && i + 1 < argc) {
-        value = argv[++i];
-        return true;
-      }
-      return false;
-    };
-    if (arg == "--help" || arg == "-h") {
-      usage(argv0, nullptr);
-      return kOk;
-    }
-    if (arg == "--list") {
-      listOnly = true;
-    } else if (takeValue("--input")) {
-      size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0) return usage(argv0, ("--input expects NAME=FILE, got '" + value + "'").c_str());
-      if (!inputs.emplace(value.substr(0, eq), value.substr(eq + 1)).second)
-        return usage(argv0, ("input '" + value.substr(0, eq) + "' given twice").c_str());
-    } else if (takeValue("--var")) {
-      varArgs.push_back(value);
-    } else if (takeValue("--output-dir")) {
-      outDir = value;
-    } else if (takeValue("--weights")) {
-      if (!m.bind_weights) return usage(argv0, "--weights: this model has no external weights");
-      weightsPath = value;
-    } else if (arg == "--no-profile") {
-      profile = false;
-    } else if (takeValue("--threads")) {
-      char *end = nullptr;
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || n < 1 || n > 1024)
-        return usage(argv0, ("--threads expects a count from 1 to 1024, got '" + value + "'").c_str());
-      tgc_set_num_threads(int(n));
-    } else if (takeValue("--seed")) {
-      char *end = nullptr;
-      errno = 0;
-      unsigned long long n = std::strtoull(value.c_str(), &end, 10);
-      if (value.empty() || value[0] == '-' || *end || errno || n > UINT32_MAX)
-        return usage(argv0, ("--seed expects an integer from 0 to 4294967295, got '" + value + "'").c_str());
-      seed = uint32_t(n);
-    } else if (takeValue("--repeat")) {
-      char *end = nullptr;
-      repeat = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || repeat < 1 || repeat > 1000000)
-        return usage(argv0, ("--repeat expects a count from 1 to 1000000, got '" + value + "'").c_str());
-    } else {
-      return usage(argv0, ("unknown argument '" + arg + "'").c_str());
-    }
-  }
-  if (m.bind_weights && weightsPath.empty()) weightsPath = defaultWeightsPath(argv0);
-  if (listOnly) {
-    list(m, weightsPath);
+  Args args;
+  if (std::optional<int> done = parseArgs(m, argv0, argc, argv, args)) return *done;
+  if (m.bind_weights && args.weightsPath.empty()) args.weightsPath = defaultWeightsPath(argv0);
+  if (args.listOnly) {
+    list(m, args.weightsPath);
     return kOk;
   }
-  std::vector<int64_t> vars;
-  if (std::string why = launcherVarValues(m, varArgs, vars); !why.empty()) {
-    std::fprintf(stderr, "%s: error: %s\n", argv0, why.c_str());
+  Launch launch(m, argv0, std::move(args));
+  if (!launch.bindVars() || !launch.bindWeights() || !launch.loadInputs() || !launch.seedRandom())
     return kFail;
-  }
-
-  // External weights: mapped, checked and bound before anything runs.
-  struct CloseWeights {
-    void operator()(tgc_weights *w) const { tgc_weights_close(w); }
-  };
-  std::unique_ptr<tgc_weights, CloseWeights> weights;
-  if (m.bind_weights) {
-    tgc_weights *w = nullptr;
-    errno = 0;
-    int status = tgc_weights_open(weightsPath.c_str(), &w);
-    weights.reset(w);
-    if (status == TGC_OK) status = m.bind_weights(tgc_weights_data(w), tgc_weights_size(w));
-    if (status != TGC_OK) {
-      std::fprintf(stderr, "%s: error: weights file '%s': %s\n", argv0, weightsPath.c_str(),
-                   status == TGC_ERR_WEIGHTS_IO && errno ? (std::string(tgc_status_string(status)) + ": " +
-                                                   std::strerror(errno)).c_str()
-                                                : tgc_status_string(status));
-      return kFail;
-    }
-  }
-
-  // Every input is checked before anything runs.
-  std::vector<Storage> storage;
-  std::vector<void *> ptrs;
-  std::set<int32_t> provided; // the tensors --input gives
-  for (int32_t i = 0; i < m.num_tensors; ++i) {
-    const tgc_tensor_info &t = m.tensors[i];
-    storage.push_back(allocate(t.bytes));
-    if (!storage.back()) {
-      std::fprintf(stderr, "%s: error: cannot allocate %lld bytes for %s\n", argv0, (long long)t.bytes, t.name);
-      return kFail;
-    }
-    ptrs.push_back(storage.back().get());
-    auto given = inputs.find(t.name);
-    if (given == inputs.end()) continue;
-    if (t.role == TGC_ROLE_OUTPUT) {
-      std::fprintf(stderr, "%s: error: '%s' is an output of the model, not an input\n", argv0, t.name);
-      return kFail;
-    }
-    NpyArray a;
-    std::string error;
-    if (!readNpy(given->second, a, error)) {
-      std::fprintf(stderr, "%s: error: input %s: %s\n", argv0, t.name, error.c_str());
-      return kFail;
-    }
-    if (std::string why = mismatch(a, t); !why.empty()) {
-      std::fprintf(stderr, "%s: error: input %s ('%s'): %s\n", argv0, t.name, given->second.c_str(), why.c_str());
-      return kFail;
-    }
-    if (!a.data.empty()) std::memcpy(ptrs.back(), a.data.data(), a.data.size());
-    inputs.erase(given);
-    provided.insert(i);
-  }
-  if (!inputs.empty()) {
-    std::string names;
-    for (int32_t i = 0; i < m.num_tensors; ++i)
-      if (m.tensors[i].role != TGC_ROLE_OUTPUT) names += std::string(names.empty() ? "" : ", ") + m.tensors[i].name;
-    std::fprintf(stderr, "%s: error: the model has no input '%s' (inputs: %s)\n", argv0, inputs.begin()->first.c_str(),
-                 names.empty() ? "none" : names.c_str());
+  launch.keepInOuts();
+  if (!launch.allocateWorkspace() || !launch.runAll() || !launch.writeOutputs())
     return kFail;
-  }
-  if (seed) {
-    if (std::string why = seedRandomState(m, ptrs, provided, *seed); !why.empty()) {
-      std::fprintf(stderr, "%s: error: %s\n", argv0, why.c_str());
-      return kFail;
-    }
-  }
-  // With --repeat every run starts from the same in-outs.
-  std::vector<std::pair<int32_t, std::vector<uint8_t>>> inouts;
-  for (int32_t i = 0; i < m.num_tensors && repeat > 0; ++i)
-    if (m.tensors[i].role == TGC_ROLE_INOUT) {
-      const uint8_t *p = static_cast<const uint8_t *>(ptrs[size_t(i)]);
-      inouts.emplace_back(i, std::vector<uint8_t>(p, p + m.tensors[i].bytes));
-    }
-  Storage workspace;
-  if (m.workspace_bytes > 0 && !(workspace = allocate(m.workspace_bytes))) {
-    std::fprintf(stderr, "%s: error: cannot allocate the %lld-byte workspace\n", argv0, (long long)m.workspace_bytes);
-    return kFail;
-  }
-
-  // With --repeat: one untimed warm-up run, then the timed ones, each
-  // reported as it ends; in-outs are restored before each. The timed runs
-  // are observed per call unless --no-profile.
-  std::vector<double> ms;
-  long runs = repeat > 0 ? repeat + 1 : 1;
-  std::optional<Profile> prof;
-  if (repeat > 0 && profile && m.set_observer) prof.emplace(m, size_t(repeat));
-  for (long r = 0; r < runs; ++r) {
-    if (r > 0)
-      for (auto &[i, data] : inouts) std::memcpy(ptrs[i], data.data(), data.size());
-    if (prof && r == 1) m.set_observer(&Profile::observe, &*prof);
-    if (prof && r > 0) prof->run = size_t(r - 1);
-    auto start = std::chrono::steady_clock::now();
-    int status = m.run_vars(ptrs.data(), vars.data(), workspace.get());
-    if (repeat > 0 && r > 0) {
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      std::printf("run %ld: %.6f ms\n", r - 1, ms.back());
-      std::fflush(stdout);
-    }
-    if (status != TGC_OK) {
-      if (prof) m.set_observer(nullptr, nullptr);
-      std::fprintf(stderr, "%s: error: the model returned status %d (%s)\n", argv0, status, tgc_status_string(status));
-      return kFail;
-    }
-  }
-  if (prof) m.set_observer(nullptr, nullptr);
-
-  if (!outDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(outDir, ec);
-    if (ec) {
-      std::fprintf(stderr, "%s: error: cannot create '%s': %s\n", argv0, outDir.c_str(), ec.message().c_str());
-      return kFail;
-    }
-    for (int32_t i = 0; i < m.num_tensors; ++i) {
-      const tgc_tensor_info &t = m.tensors[i];
-      if (t.role == TGC_ROLE_INPUT) continue;
-      NpyArray a;
-      a.descr = std::string(t.itemsize == 1 ? "|" : "<") + npyKind(t.dtype);
-      a.shape.assign(t.shape, t.shape + t.rank);
-      a.data.assign(static_cast<const uint8_t *>(ptrs[i]), static_cast<const uint8_t *>(ptrs[i]) + t.bytes);
-      std::string path = (std::filesystem::path(outDir) / (std::string(t.name) + (t.role == TGC_ROLE_INOUT ? ".after" : "") + ".npy")).string();
-      std::string error;
-      if (!writeNpy(path, a, error)) {
-        std::fprintf(stderr, "%s: error: %s\n", argv0, error.c_str());
-        return kFail;
-      }
-    }
-  }
-  if (repeat > 0) {
-    if (prof) printProfile(m, *prof, size_t(repeat));
-    std::printf("runs=%ld min_ms=%.6f\nmedian_ms=%.6f\n", repeat, *std::min_element(ms.begin(), ms.end()), median(ms));
-  }
+  launch.report();
   return kOk;
 }
 

@@ -75,8 +75,17 @@ private:
     bool chained = false;
   };
   bool takesStateAfter(size_t later, size_t earlier) const;
-  void addWriteAfterRead(const std::vector<std::pair<size_t, const UOp *>> &reads,
-                         std::unordered_map<const UOp *, Writers> &writers);
+  using Reads = std::vector<std::pair<size_t, const UOp *>>; // (reader kernel, state read)
+  void addWriteAfterRead(const Reads &reads, std::unordered_map<const UOp *, Writers> &writers);
+  void findKernels();
+  Status readArguments(Reads &reads, std::unordered_map<const UOp *, Writers> &writers);
+  void addOrderingEdges();
+  struct EdgeLists {
+    std::vector<uint32_t> inDegree, childBegin; // the children of x: children[childBegin[x] .. childBegin[x + 1])
+    std::vector<Id> children;
+  };
+  EdgeLists edgeLists(size_t total) const;
+  Result<const UOp *> order();
   const UOp *callOf(size_t k) const { return kernels_[k]->is(Op::END) ? kernels_[k]->src(0) : kernels_[k]; }
   std::string kernelName(size_t k) const;
   /// The kernels that produced `state`: the nearest ones among its AFTER deps.
@@ -158,7 +167,7 @@ bool Scheduler::takesStateAfter(size_t later, size_t earlier) const {
 /// anc(st) are a prefix of the chain, and an edge to the first writer past it
 /// implies the rest (or, if that writer is k, the chain itself orders them
 /// after k); a binary search finds it. Otherwise every writer is checked.
-void Scheduler::addWriteAfterRead(const std::vector<std::pair<size_t, const UOp *>> &reads,
+void Scheduler::addWriteAfterRead(const Reads &reads,
                                   std::unordered_map<const UOp *, Writers> &writers) {
   for (auto &[buf, w] : writers) {
     std::sort(w.kernels.begin(), w.kernels.end(),
@@ -299,7 +308,8 @@ const UOp *Scheduler::emitCall(size_t k) {
   return scheduledCall(call, std::move(bufs));
 }
 
-Result<const UOp *> Scheduler::run() {
+/// The kernels: the CALLs and ENDs an AFTER orders, in graph order.
+void Scheduler::findKernels() {
   kernelOf_.assign(root_->context().size(), kNotKernel);
   for (const UOp *u : toposortGraph(std::span<const UOp *const>(&root_, 1), true, gateKernelSink)) {
     if (!u->is(Op::AFTER)) continue;
@@ -312,13 +322,13 @@ Result<const UOp *> Scheduler::run() {
       }
     }
   }
-  const size_t n = kernels_.size();
+}
 
-  // Argument states and accesses.
-  std::vector<std::pair<size_t, const UOp *>> reads; // (reader kernel, state read)
-  std::unordered_map<const UOp *, Writers> writers;  // by storage
+/// Each kernel's argument states and accesses: the states it reads go to
+/// `reads`, the kernels writing each storage to `writers`.
+Status Scheduler::readArguments(Reads &reads, std::unordered_map<const UOp *, Writers> &writers) {
   argStateBegin_.push_back(0);
-  for (size_t k = 0; k < n; ++k) {
+  for (size_t k = 0; k < kernels_.size(); ++k) {
     if (kernels_[k]->is(Op::END) && (!kernels_[k]->numSrc() || !kernels_[k]->src(0)->is(Op::CALL)))
       return Diagnostic::at(kernels_[k],
                             "END in a kernel graph must wrap a CALL, not Ops." +
@@ -343,20 +353,23 @@ Result<const UOp *> Scheduler::run() {
       }
     access_.push_back(std::move(*acc));
   }
+  return Status::success();
+}
 
+/// The edges of the ancestry nodes, the data dependencies and the
+/// AFTER-on-AFTER orderings.
+void Scheduler::addOrderingEdges() {
   std::vector<const UOp *> indexRoots(afters_);
   indexRoots.insert(indexRoots.end(), kernels_.begin(), kernels_.end());
   for (const auto &[arg, st] : argStates_) indexRoots.push_back(st);
   anc_.emplace(indexRoots);
-  const std::vector<const UOp *> &nodes = anc_->nodes();
-
   // Ancestry nodes: anc(u) is u (if a kernel) and the ancestry of its sources.
-  for (const UOp *u : nodes) {
+  for (const UOp *u : anc_->nodes()) {
     for (const UOp *s : Ancestry::deps(u)) addEdge(ancestryNode(s), ancestryNode(u));
     if (uint32_t k = kernelIndex(u); k != kNotKernel) addEdge(Id(k), ancestryNode(u));
   }
   // Data dependencies: a kernel runs after the ancestry of its argument states.
-  for (size_t k = 0; k < n; ++k)
+  for (size_t k = 0; k < kernels_.size(); ++k)
     for (size_t i = argStateBegin_[k]; i < argStateBegin_[k + 1]; ++i)
       addEdge(ancestryNode(argStates_[i].second), Id(k));
   // Explicit AFTER-on-AFTER ordering.
@@ -373,22 +386,27 @@ Result<const UOp *> Scheduler::run() {
           addEdge(ancestryNode(dep), Id(k));
       }
     }
-  addWriteAfterRead(reads, writers);
+}
 
-  // Kahn's algorithm. Kernels wait in a FIFO queue; an ancestry node completes
-  // as soon as its inputs have, and the kernels one step releases join the
-  // queue in kernel order, so ties resolve by it.
-  const size_t total = n + nodes.size();
-  std::vector<uint32_t> inDegree(total, 0), childBegin(total + 1, 0), children(edges_.size());
+/// The edges as in-degrees and child lists over `total` ordering nodes.
+Scheduler::EdgeLists Scheduler::edgeLists(size_t total) const {
+  EdgeLists g{std::vector<uint32_t>(total, 0), std::vector<uint32_t>(total + 1, 0), std::vector<Id>(edges_.size())};
   for (const auto &[from, to] : edges_) {
-    ++inDegree[to];
-    ++childBegin[from + 1];
+    ++g.inDegree[to];
+    ++g.childBegin[from + 1];
   }
-  for (size_t x = 0; x < total; ++x) childBegin[x + 1] += childBegin[x];
-  {
-    std::vector<uint32_t> fill(childBegin.begin(), childBegin.end() - 1);
-    for (const auto &[from, to] : edges_) children[fill[from]++] = to;
-  }
+  for (size_t x = 0; x < total; ++x) g.childBegin[x + 1] += g.childBegin[x];
+  std::vector<uint32_t> fill(g.childBegin.begin(), g.childBegin.end() - 1);
+  for (const auto &[from, to] : edges_) g.children[fill[from]++] = to;
+  return g;
+}
+
+/// Kahn's algorithm. Kernels wait in a FIFO queue; an ancestry node completes
+/// as soon as its inputs have, and the kernels one step releases join the
+/// queue in kernel order, so ties resolve by it.
+Result<const UOp *> Scheduler::order() {
+  const size_t n = kernels_.size(), total = n + anc_->nodes().size();
+  EdgeLists g = edgeLists(total);
   std::vector<bool> done(total, false);
   std::vector<Id> released, cascade;
   releasedBy_.assign(n, -1);
@@ -402,9 +420,9 @@ Result<const UOp *> Scheduler::run() {
       Id y = cascade.back();
       cascade.pop_back();
       done[y] = true;
-      for (uint32_t c = childBegin[y]; c < childBegin[y + 1]; ++c) {
-        Id z = children[c];
-        if (--inDegree[z] != 0) continue;
+      for (uint32_t c = g.childBegin[y]; c < g.childBegin[y + 1]; ++c) {
+        Id z = g.children[c];
+        if (--g.inDegree[z] != 0) continue;
         if (z < n) {
           released.push_back(z);
           releasedBy_[z] = running;
@@ -417,7 +435,7 @@ Result<const UOp *> Scheduler::run() {
   };
   std::vector<Id> sources;
   for (Id x = 0; x < total; ++x)
-    if (inDegree[x] == 0) sources.push_back(x);
+    if (g.inDegree[x] == 0) sources.push_back(x);
   for (Id x : sources) {
     if (x < n)
       released.push_back(x);
@@ -441,6 +459,16 @@ Result<const UOp *> Scheduler::run() {
   }
   if (calls.size() != n) return cycleError(done);
   return root_->context().get(Op::LINEAR, dtypes::Void, std::move(calls));
+}
+
+Result<const UOp *> Scheduler::run() {
+  findKernels();
+  Reads reads;
+  std::unordered_map<const UOp *, Writers> writers; // by storage
+  if (Status s = readArguments(reads, writers); !s) return s.error();
+  addOrderingEdges();
+  addWriteAfterRead(reads, writers);
+  return order();
 }
 
 std::vector<ScheduleStep> Scheduler::trace() {
