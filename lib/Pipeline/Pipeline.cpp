@@ -12,10 +12,7 @@
 
 namespace tgc {
 
-namespace {
-
-// tinygrad's own memory plan of a corpus case: linear.json beside its graph.json.
-int64_t arenaBesideGraph(const Graph &g) {
+int64_t tinygradArenaBesideGraph(const Graph &g) {
   if (g.path.empty()) return 0;
   std::filesystem::path beside = std::filesystem::path(g.path).parent_path() / "linear.json";
   std::error_code ec;
@@ -26,6 +23,8 @@ int64_t arenaBesideGraph(const Graph &g) {
   Result<SchedulePlan> plan = planLinear(doc->root("linear"));
   return plan ? tinygradArenaBytes(*plan) : 0;
 }
+
+namespace {
 
 const UOp *linearRoot(const Graph &g) {
   if (const UOp *linear = g.root("linear")) return linear;
@@ -53,7 +52,6 @@ Result<BuiltModel> buildModelFromDocument(Context &ctx, Graph &g, const ModelOpt
   Result<Model> m = buildModel(ctx, g, opts);
   if (!m) return m.error();
   out.model = std::move(*m);
-  out.tinygradArenaBytes = arenaBesideGraph(g);
   return out;
 }
 

@@ -45,10 +45,13 @@ struct BuiltModel {
   Model model;
   /// The gradient outputs ("out<I>") by the graph node id they are taken with respect to.
   std::map<std::string, int64_t> gradOutputs;
-  /// Bytes of tinygrad's own memory plan of the same schedule (its int8
-  /// arenas: of the LINEAR itself, or of linear.json beside a graph.json), 0 if unknown.
+  /// A LINEAR document's model: the bytes of tinygrad's own memory plan (its int8 arenas).
   int64_t tinygradArenaBytes = 0;
 };
+
+/// The bytes of tinygrad's own memory plan of a corpus case's graph: its
+/// linear.json beside the graph.json, 0 if there is none (`tgc compile --stats`).
+int64_t tinygradArenaBesideGraph(const Graph &g);
 
 /// load → grad → realize-outputs → schedule → interface: the model of a loaded
 /// document. A LINEAR (linear.json) is already scheduled and is taken as it is
