@@ -46,6 +46,9 @@ def configure(config):
             given = os.environ.get(var)
             config.environment[var] = value + (":" + given if given else "")
         config.available_features.add("sanitizer")
+    # tgc run/compile keep compiled kernels in the build tree, not the user's cache
+    # (a test about the cache names its own with --cache-dir).
+    config.environment["TGC_CACHE_DIR"] = os.path.join(config.tgc_obj_root, "test", "kernel-cache")
     path = [config.tgc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
     config.environment["PATH"] = os.pathsep.join(path)
 

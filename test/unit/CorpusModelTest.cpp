@@ -21,6 +21,8 @@
 #include "Runtime/Npy.h"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -43,7 +45,9 @@ struct CaseResult {
   double seconds = 0;
 };
 
-CaseResult runCase(const fs::path &dir) {
+// With a cache, the case is compiled twice through it: the second compile
+// must take every kernel from it (and still reproduce tinygrad's outputs).
+CaseResult runCase(const fs::path &dir, codegen::KernelCache *cache = nullptr) {
   auto start = std::chrono::steady_clock::now();
   CaseResult r;
   std::string text, err;
@@ -67,8 +71,17 @@ CaseResult runCase(const fs::path &dir) {
   r.calls = model->plan.calls.size();
   r.kernels = model->plan.kernels.size();
 
-  auto compiled = compileModelForRun(*model);
+  CodegenOptions copts;
+  copts.cache = cache;
+  auto compiled = compileModelForRun(*model, copts);
   if (!compiled) return r.failure = "compile: " + compiled.error().str(), r;
+  if (cache) {
+    unsigned hits = cache->hits(), misses = cache->misses();
+    compiled = compileModelForRun(*model, copts);
+    if (!compiled) return r.failure = "compile from the cache: " + compiled.error().str(), r;
+    if (cache->misses() != misses || cache->hits() == hits)
+      return r.failure = "the second compile missed the cache " + std::to_string(cache->misses() - misses) + " times", r;
+  }
   auto buffers = HostBuffers::allocate((*compiled)->plan());
   if (!buffers) return r.failure = buffers.error().str(), r;
   for (const ModelTensor &t : model->tensors) {
@@ -135,13 +148,13 @@ std::vector<fs::path> modelCases(bool large) {
   return cases;
 }
 
-void runCases(const std::vector<fs::path> &cases) {
+void runCases(const std::vector<fs::path> &cases, codegen::KernelCache *cache = nullptr) {
   REQUIRE_FALSE(cases.empty());
   int passed = 0, arrays = 0, rejected = 0;
   std::string table = "case                                         status  calls kernels arrays skipped  max abs   max rel    time\n";
   for (const fs::path &dir : cases) {
     CAPTURE(dir.filename().string());
-    CaseResult r = runCase(dir);
+    CaseResult r = runCase(dir, cache);
     char line[256];
     std::snprintf(line, sizeof line, "%-44s %-6s %6zu %7zu %6d %7d %9.3g %9.3g %6.2fs %s\n", dir.filename().c_str(),
                   r.status.c_str(), r.calls, r.kernels, r.compared, r.skipped, r.maxAbs, r.maxRel, r.seconds,
@@ -161,3 +174,12 @@ void runCases(const std::vector<fs::path> &cases) {
 TEST_CASE("corpus model: graph.json -> buildModel -> run reproduces tinygrad's outputs") { runCases(modelCases(false)); }
 
 TEST_CASE("corpus model: the 12-layer transformer cases (k*)") { runCases(modelCases(true)); }
+
+TEST_CASE("corpus model: compiled again from the kernel cache, every case reproduces tinygrad's outputs") {
+  fs::path dir = fs::temp_directory_path() / ("tgc-corpus-cache-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::unique_ptr<codegen::KernelCache> cache = codegen::KernelCache::open(dir.string(), codegen::KernelCache::kDefaultMaxBytes);
+  REQUIRE(cache);
+  runCases(modelCases(false), cache.get());
+  fs::remove_all(dir);
+}

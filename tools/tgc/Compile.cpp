@@ -43,8 +43,9 @@ struct CompileOptions {
   std::string format = "auto";
   std::string root;
   std::string weights = "pass";
-  int64_t weightsThreshold = kDefaultWeightsThreshold;
+  uint64_t weightsThreshold = uint64_t(kDefaultWeightsThreshold);
   KernelFlags kernel;
+  CacheFlags cache;
   unsigned optLevel = 3;
   bool stats = false;
   GradOptions grad; ///< --grad/--wrt: a training step, gradients as extra outputs (docs/grad.md)
@@ -183,7 +184,7 @@ Result<std::string> placeModelWeights(const CompileOptions &o, const Model &mode
       {"auto", WeightsMode::Auto}};
   int64_t dataBytes = 0;
   std::vector<size_t> weightInputs = weightTensors(model, &dataBytes);
-  Result<WeightsMode> mode = resolveWeightsMode(kModes.at(o.weights), dataBytes, o.weightsThreshold);
+  Result<WeightsMode> mode = resolveWeightsMode(kModes.at(o.weights), dataBytes, int64_t(o.weightsThreshold));
   if (!mode) return mode.error();
   std::string weightsFile;
   // external always writes the file (with no tensors, an empty table), so builds can depend on it.
@@ -207,7 +208,7 @@ ModelCodegenOptions codegenOptions(const CompileOptions &o, const std::set<std::
 }
 
 void printCompileStats(const Graph &g, const BuiltModel &built, const CompiledModel &compiled, const ModelWeights &weights,
-                       size_t weightsFileBytes) {
+                       size_t weightsFileBytes, const codegen::KernelCache *cache) {
   const Model &model = built.model;
   std::cout << "model=" << model.name << " kernels=" << model.plan.kernels.size() << " calls=" << model.plan.calls.size()
             << " tensors=" << model.tensors.size() - weights.placed().size();
@@ -219,6 +220,7 @@ void printCompileStats(const Graph &g, const BuiltModel &built, const CompiledMo
   // Read only here: tinygrad's plan of a corpus case costs a parse of its linear.json.
   int64_t arena = built.tinygradArenaBytes ? built.tinygradArenaBytes : tinygradArenaBesideGraph(g);
   if (arena) std::cout << "tinygrad_arena_bytes=" << arena << "\n";
+  if (cache) std::cout << "kernel_cache_hits=" << cache->hits() << " kernel_cache_misses=" << cache->misses() << "\n";
 }
 
 /// Links `object` with the launcher into `exePath` through temporary files
@@ -289,11 +291,13 @@ int runCompile(const CompileOptions &o) {
   Result<BuiltModel> built = buildModelFromDocument(*ctx, g, mopts);
   if (!built) return report(built.error()), kFailure;
   ModelCodegenOptions copts = codegenOptions(o, emit);
+  std::unique_ptr<codegen::KernelCache> cache = openKernelCache(o.cache, "compile");
+  copts.cache = cache.get();
   Result<std::string> weightsFile = placeModelWeights(o, built->model, copts.weights);
   if (!weightsFile) return fail(weightsFile.error().message);
   Result<CompiledModel> compiled = compileModelArtifacts(built->model, copts);
   if (!compiled) return report(compiled.error()), kFailure;
-  if (o.stats) printCompileStats(g, *built, *compiled, copts.weights, weightsFile->size());
+  if (o.stats) printCompileStats(g, *built, *compiled, copts.weights, weightsFile->size(), cache.get());
 
   if (std::error_code ec; !out.parent_path().empty() && (fs::create_directories(out.parent_path(), ec), ec))
     return fail("cannot create '" + out.parent_path().string() + "': " + ec.message());
@@ -327,6 +331,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   addKernelFlags(cmd, o->kernel,
                  "1 = serial kernels (no calls into the runtime's thread pool); otherwise big kernels run their "
                  "outer loop on the pool, sized at run time (default: the core count; the launcher's --threads)");
+  addCacheFlags(cmd, o->cache);
   cmd->add_option("-O", o->optLevel, "Optimization level 0-3")->check(CLI::Range(0u, 3u))->capture_default_str();
   cmd->add_option("--format", o->format, "Input form (auto: from the extension, else the content)")
       ->check(CLI::IsMember({"auto", "json", "text"}))
@@ -337,17 +342,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                                            "embed up to --weights-threshold bytes, external above")
       ->check(CLI::IsMember({"pass", "embed", "external", "auto"}))
       ->capture_default_str();
-  cmd->add_option_function<std::string>(
-         "--weights-threshold",
-         [o](const std::string &text) {
-           std::optional<uint64_t> bytes = parseByteSize(text);
-           if (!bytes || *bytes > uint64_t(INT64_MAX))
-             throw CLI::ValidationError("--weights-threshold", "expected a byte count such as 4096, 16MiB or 1GiB");
-           o->weightsThreshold = int64_t(*bytes);
-         },
-         "--weights=auto embeds the weights when they total at most this many bytes (never more than 1GiB); "
-         "suffixes as for --max-memory")
-      ->default_str("64MiB");
+  addByteSizeOption(cmd, "--weights-threshold", o->weightsThreshold,
+                    "--weights=auto embeds the weights when they total at most this many bytes (never more than "
+                    "1GiB); suffixes as for --max-memory",
+                    "64MiB", uint64_t(INT64_MAX));
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   cmd->add_flag("--stats", o->stats, "Print kernel/call counts and the workspace size, and tinygrad's arena size "
                                      "when known (a LINEAR input, or a linear.json beside the graph)");

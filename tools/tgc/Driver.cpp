@@ -161,16 +161,52 @@ void addLimitOptions(CLI::App *cmd, ResourceLimits &limits) {
       ->check(CLI::Validator([](std::string &v) { return v.rfind('-', 0) == 0 ? "must not be negative" : ""; },
                              "", "non-negative"))
       ->capture_default_str();
-  cmd->add_option_function<std::string>(
-         "--max-memory",
-         [&limits](const std::string &text) {
-           std::optional<uint64_t> bytes = parseByteSize(text);
-           if (!bytes) throw CLI::ValidationError("--max-memory", "expected a byte count such as 4096, 512MiB or 64GiB");
-           limits.maxBufferBytes = *bytes;
-         },
-         "Refuse a graph whose BUFFERs (numel * itemsize, summed) need more bytes than this; "
-         "suffixes K/KiB, M/MiB, G/GiB, T/TiB count powers of 1024")
-      ->default_str("64GiB");
+  addByteSizeOption(cmd, "--max-memory", limits.maxBufferBytes,
+                    "Refuse a graph whose BUFFERs (numel * itemsize, summed) need more bytes than this; "
+                    "suffixes K/KiB, M/MiB, G/GiB, T/TiB count powers of 1024",
+                    "64GiB");
 }
+
+void addByteSizeOption(CLI::App *cmd, const std::string &name, uint64_t &bytes, const std::string &help,
+                       const std::string &defaultText, uint64_t max) {
+  cmd->add_option_function<std::string>(
+         name,
+         [name, &bytes, max](const std::string &text) {
+           std::optional<uint64_t> parsed = parseByteSize(text);
+           if (!parsed || *parsed > max)
+             throw CLI::ValidationError(name, "expected a byte count such as 4096, 512MiB or 64GiB");
+           bytes = *parsed;
+         },
+         help)
+      ->default_str(defaultText);
+}
+
+#if TGC_ENABLE_CODEGEN
+void addCacheFlags(CLI::App *cmd, CacheFlags &f) {
+  cmd->add_flag("--no-cache", f.disabled,
+                "Compile every kernel, neither reading nor writing the kernel cache (see --cache-dir)");
+  cmd->add_option("--cache-dir", f.dir,
+                  "Where compiled kernels are kept and reused, keyed by kernel, target and options (default: "
+                  "$TGC_CACHE_DIR, else $XDG_CACHE_HOME/tgc/kernels, else ~/.cache/tgc/kernels); safe to share "
+                  "between concurrent tgc processes");
+  addByteSizeOption(cmd, "--cache-size", f.maxBytes,
+                    "Bound of the kernel cache: the least recently used kernels are removed beyond it", "1GiB");
+}
+
+std::unique_ptr<codegen::KernelCache> openKernelCache(const CacheFlags &f, const char *command) {
+  if (f.disabled) return nullptr;
+  std::string dir = f.dir.empty() ? codegen::KernelCache::defaultDirectory() : f.dir;
+  std::string why = "no cache directory: set $TGC_CACHE_DIR or $HOME, or pass --cache-dir";
+  std::unique_ptr<codegen::KernelCache> cache = dir.empty() ? nullptr : codegen::KernelCache::open(dir, f.maxBytes, &why);
+  if (!cache) std::cerr << "tgc " << command << ": warning: compiling without the kernel cache: " << why << "\n";
+  return cache;
+}
+
+std::string cacheStats(const codegen::KernelCache *cache) {
+  if (!cache) return "kernel cache: off";
+  return "kernel cache: " + std::to_string(cache->hits()) + " hits, " + std::to_string(cache->misses()) + " misses (" +
+         cache->directory() + ")";
+}
+#endif
 
 } // namespace tgc::driver

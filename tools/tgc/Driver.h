@@ -2,6 +2,9 @@
 #pragma once
 
 #include "Codegen/Opt/KernelOptions.h"
+#if TGC_ENABLE_CODEGEN
+#include "Codegen/Lower/KernelCache.h"
+#endif
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/Limits.h"
@@ -9,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +56,10 @@ Status loadDocument(Context &ctx, const std::string &path, const std::string &fo
                     const ResourceLimits &limits, Graph &g);
 /// Adds --max-nodes and --max-memory, which set `limits`.
 void addLimitOptions(CLI::App *cmd, ResourceLimits &limits);
+/// Adds option `name` taking a byte count such as 4096 or 64GiB (parseByteSize,
+/// at most `max`) into `bytes`; `defaultText` is what --help shows as its default.
+void addByteSizeOption(CLI::App *cmd, const std::string &name, uint64_t &bytes, const std::string &help,
+                       const std::string &defaultText, uint64_t max = UINT64_MAX);
 
 /// --grad/--wrt: gradients of an output added as extra outputs (docs/grad.md).
 struct GradOptions {
@@ -73,6 +81,21 @@ struct KernelFlags {
 void addKernelFlags(CLI::App *cmd, KernelFlags &f, const std::string &threadsMeaning);
 /// The kernel optimizations the flags leave on.
 codegen::KernelOptions kernelOptions(const KernelFlags &f);
+
+#if TGC_ENABLE_CODEGEN
+/// --no-cache, --cache-dir and --cache-size, shared by run and compile.
+struct CacheFlags {
+  bool disabled = false;
+  std::string dir;                                          ///< "" = KernelCache::defaultDirectory()
+  uint64_t maxBytes = codegen::KernelCache::kDefaultMaxBytes;
+};
+void addCacheFlags(CLI::App *cmd, CacheFlags &f);
+/// The kernel cache the flags name; nullptr with --no-cache, or (after a
+/// warning on stderr) when it cannot be used: compiling goes on without it.
+std::unique_ptr<codegen::KernelCache> openKernelCache(const CacheFlags &f, const char *command);
+/// "kernel cache: H hits, M misses (DIR)", or that it was off.
+std::string cacheStats(const codegen::KernelCache *cache);
+#endif
 
 void addOptCommand(CLI::App &app, int &exitCode);
 void addExplainScheduleCommand(CLI::App &app, int &exitCode);

@@ -44,6 +44,7 @@ struct RunOptions {
   bool stats = false;
   bool print = false; ///< --print: each written array's values after its file name
   KernelFlags kernel;
+  CacheFlags cache;
   ResourceLimits limits;
 };
 
@@ -284,9 +285,12 @@ int runModel(const RunOptions &o) {
 
   CodegenOptions copts;
   copts.kernel = kernelOptions(o.kernel);
+  std::unique_ptr<codegen::KernelCache> cache = openKernelCache(o.cache, "run");
+  copts.cache = cache.get();
   if (o.kernel.threads > 0) tgc_set_num_threads(o.kernel.threads);
   Result<std::unique_ptr<CompiledSchedule>> compiled = compileModelForRun(model, copts);
   if (!compiled) return report(compiled.error()), kFailure;
+  if (o.stats) std::cerr << cacheStats(cache.get()) << "\n";
   const CompiledSchedule &cs = **compiled;
   // The schedule's variables are the model's, less any no kernel reads.
   Result<std::vector<int64_t>> runVars = model.varValuesFor(cs.plan(), varOverrides);
@@ -331,6 +335,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   addFormatOption(cmd, o->format);
   cmd->add_option("--root", o->root, "Keep only this root of a multi-root document (name or index)");
   addKernelFlags(cmd, o->kernel, "Threads for the kernels' parallel loops (0 = the core count, 1 = serial code)");
+  addCacheFlags(cmd, o->cache);
   cmd->add_flag("--stats", o->stats, "Print the schedule's counts and per-kernel estimated flops and bytes (to stderr)");
   cmd->add_flag("--print", o->print, "Print each written array's values (a row per line, at most 8 x 8)");
   addLimitOptions(cmd, o->limits);

@@ -122,6 +122,10 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   // (tgc_run's calls weigh nothing next to the kernels: on the 12-layer
   // training step the worker group still took longer with a weight of 0)
   auto optimized = codegen::optimizeKernels(*plan, opts.kernel, codegen::targetTraits(**tm));
+  if (opts.cache && !opts.keepIR) {
+    codegen::nameKernelsByContent(*plan, optimized);
+    hooks.cache = opts.cache;
+  }
   auto lowered = codegen::lowerSchedule(*plan, optimized, hooks, opts.kernel, opts.target.optLevel, opts.keepIR, **tm);
   if (!lowered) return lowered.error();
 

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/Lower/KernelCache.h"
 #include "Codegen/Lower/LinearPlan.h"
 #include "Codegen/Lower/MLIRToLLVM.h"
 #include "Codegen/Opt/KernelOptions.h"
@@ -48,6 +49,9 @@ struct CodegenOptions {
   std::string runSymbol = "tgc_run";
   bool keepIR = false;           ///< keep the kernel MLIR and optimized LLVM IR text
   codegen::KernelOptions kernel; ///< kernel optimizations (threads, reassociation, tiling)
+  /// Reuse and store the kernels' machine code here (not with keepIR); the
+  /// plan's kernels are then named by content (nameKernelsByContent).
+  codegen::KernelCache *cache = nullptr;
 };
 
 class CompiledSchedule {

@@ -67,13 +67,13 @@ std::optional<int64_t> constInt(const UOp *u) {
   return std::nullopt;
 }
 
-std::string symbolFor(size_t index, const std::string &name) {
-  std::string s = "k" + std::to_string(index) + "_";
+} // namespace
+
+std::string kernelSymbol(const std::string &tag, const std::string &name) {
+  std::string s = "k" + tag + "_";
   for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   return s;
 }
-
-} // namespace
 
 Result<int> SchedulePlan::addBuffer(const UOp *buf) {
   int i = indexOf(buf);
@@ -190,7 +190,7 @@ Result<SchedulePlan> Planner::run(const UOp *linear) {
         ScheduleKernel k;
         k.sink = body;
         if (const tgc::Value *n = body->arg().field("name"); n && n->kind() == tgc::Value::Kind::Str) k.name = n->str();
-        k.symbol = symbolFor(plan_.kernels.size(), k.name);
+        k.symbol = kernelSymbol(std::to_string(plan_.kernels.size()), k.name);
         k.numArgs = unsigned(sc.args.size());
         if (Status s = addVars(k); !s) return s.error();
         plan_.kernels.push_back(std::move(k));

@@ -89,4 +89,8 @@ struct SchedulePlan {
 /// Checks a LINEAR and resolves its buffers, views, kernels and calls.
 Result<SchedulePlan> planLinear(const UOp *linear);
 
+/// A kernel's function name: k<tag>_<its name, made a C identifier>. planLinear
+/// tags kernels by their index, the kernel cache by their content.
+std::string kernelSymbol(const std::string &tag, const std::string &name);
+
 } // namespace tgc

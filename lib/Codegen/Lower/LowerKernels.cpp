@@ -10,7 +10,8 @@
 // thread-safe: it stays on the calling thread, only the MLIR and LLVM work runs
 // concurrently. A model compiled to an object file emits each group's object
 // on its thread too (joined by a relocatable link); otherwise code generation
-// of the linked module is serial.
+// of the linked module is serial. With a kernel cache every kernel is a group
+// of its own, its object looked up first and stored after it is emitted.
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Opt/DataInvalid.h"
@@ -23,7 +24,9 @@
 #include "Codegen/Opt/MatmulTiling.h"
 #include "Codegen/Opt/ParallelLoop.h"
 #include "Codegen/Opt/ReduceLanes.h"
+#include "Codegen/Lower/KernelCache.h"
 #include "Codegen/Lower/LowerKernels.h"
+#include "IR/TextFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -45,6 +48,9 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
 #include <thread>
 
 namespace tgc::codegen {
@@ -157,22 +163,37 @@ std::unique_ptr<llvm::TargetMachine> cloneTargetMachine(const llvm::TargetMachin
       tm.getCodeModel(), tm.getOptLevel()));
 }
 
+// What a kernel compiles from, besides the options and the target: its
+// signature, its decisions and its optimized UOps in the text form.
+std::string kernelContent(const SchedulePlan &plan, size_t i, const OptimizedKernel &k) {
+  const ScheduleKernel &sk = plan.kernels[i];
+  std::string s = "kernel " + sk.name + " args " + std::to_string(sk.numArgs) + (sk.noalias ? " noalias" : "") + " vars";
+  for (int j : sk.vars) s += " " + plan.vars[size_t(j)].name;
+  Graph body;
+  body.roots.push_back(k.body);
+  PrintOptions text;
+  text.shapes = false;
+  return s + "\ndecisions " + k.decisions.str() + "\n" + printText(body, text);
+}
+
 // Lowers a schedule's optimized kernels in groups (see the file comment).
 class ScheduleLowering {
 public:
   ScheduleLowering(const SchedulePlan &plan, const std::vector<OptimizedKernel> &kernels,
                    const ScheduleModuleHooks &hooks, const KernelOptions &opts, unsigned optLevel, bool keepMLIR,
                    llvm::TargetMachine &tm)
-      : plan_(plan), kernels_(kernels), hooks_(hooks), opts_(opts), optLevel_(optLevel), keepMLIR_(keepMLIR), tm_(tm) {}
+      : plan_(plan), kernels_(kernels), hooks_(hooks), opts_(opts), optLevel_(optLevel), keepMLIR_(keepMLIR), tm_(tm),
+        cache_(keepMLIR || hooks.objectSymbolPrefix.empty() ? nullptr : hooks.cache) {}
 
   Result<LoweredSchedule> run() {
     LoweredSchedule out;
+    if (cache_) lookUpCache();
     if (Status s = buildGroups(); !s) return s.error();
     if (Status s = addCallerMLIR(); !s) return s.error();
     if (keepMLIR_) out.mlirText = printMLIR(*groups_[0].module);
     if (Status s = compileGroups(); !s) return s.error();
     if (splitObjects_) {
-      for (KernelGroup &grp : groups_) out.objects.push_back(std::move(grp.object));
+      collectObjects(out);
       return out;
     }
     if (Status s = linkGroups(out); !s) return s.error();
@@ -187,21 +208,67 @@ private:
   unsigned optLevel_;
   bool keepMLIR_;
   llvm::TargetMachine &tm_;
+  KernelCache *cache_;
   std::vector<KernelGroup> groups_;
   bool splitObjects_ = false;
+  // With a cache: the kernels by distinct symbol (the first of each), each one's
+  // key, and the objects found in the cache by kernel.
+  std::string context_; ///< what every key holds: the build, the target, the options
+  std::vector<size_t> distinct_;
+  std::map<size_t, std::string> keys_, cachedObjects_;
+  std::string mainKey_;
+
+  // The key of each distinct kernel, and the objects the cache has for them.
+  void lookUpCache() {
+    context_ = "tgc kernel cache 1\nbuild " + KernelCache::buildIdentity() + "\ntarget " +
+                                tm_.getTargetTriple().str() + " " + tm_.getTargetCPU().str() + " " +
+                                tm_.getTargetFeatureString().str() + " O" + std::to_string(optLevel_) + "\noptions " +
+                                opts_.fingerprint() + "\nprefix " + hooks_.objectSymbolPrefix +
+                                (hooks_.exportEntries ? " entries" : "") + "\n";
+    std::set<std::string> seen;
+    for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+      if (!seen.insert(plan_.kernels[i].symbol).second) continue;
+      distinct_.push_back(i);
+      keys_[i] = KernelCache::digest(context_ + "symbol " + plan_.kernels[i].symbol + "\n" +
+                                     kernelContent(plan_, i, kernels_[i]));
+      if (auto object = cache_->load(keys_[i])) cachedObjects_[i] = std::move(*object);
+    }
+  }
+
+  // Which kernels each group lowers. Without a cache: two groups of about equal
+  // size whatever the machine, so the code does not depend on its core count
+  // (a single core compiles them one after the other); --emit=mlir prints one
+  // module, so it is lowered as one. With a cache: the caller's functions
+  // alone, then every kernel the cache misses on its own.
+  std::vector<std::vector<size_t>> groupMembers() {
+    if (cache_) {
+      std::vector<std::vector<size_t>> members(1);
+      for (size_t i : distinct_)
+        if (!cachedObjects_.count(i)) members.push_back({i});
+      return members;
+    }
+    std::vector<size_t> sizes;
+    size_t total = 0;
+    for (const OptimizedKernel &k : kernels_) total += sizes.emplace_back(toposort(k.body).size());
+    size_t numGroups = keepMLIR_ || total < kParallelMinUOps || plan_.kernels.size() < 2 ? 1 : 2;
+    return groupKernels(sizes, numGroups, hooks_.uopsPerCall * plan_.calls.size());
+  }
+
+  // The kernels the main group calls in other objects: a cache's distinct
+  // ones, else those of the worker groups.
+  std::vector<size_t> externalKernels() const {
+    if (cache_) return distinct_;
+    std::vector<size_t> out;
+    for (size_t g = 1; g < groups_.size(); ++g) out.insert(out.end(), groups_[g].kernels.begin(), groups_[g].kernels.end());
+    return out;
+  }
 
   // Every kernel into the MLIR module of its group, on this thread (the tgc
   // side builds UOps, and a Context is not thread-safe).
   Status buildGroups() {
-    std::vector<size_t> sizes;
-    size_t total = 0;
-    for (const OptimizedKernel &k : kernels_) total += sizes.emplace_back(toposort(k.body).size());
-    // Two groups whatever the machine, so the code does not depend on its core
-    // count (a single core compiles them one after the other); --emit=mlir
-    // prints one module, so it is lowered as one.
-    size_t numGroups = keepMLIR_ || total < kParallelMinUOps || plan_.kernels.size() < 2 ? 1 : 2;
-    splitObjects_ = numGroups > 1 && !hooks_.objectSymbolPrefix.empty();
-    std::vector<std::vector<size_t>> members = groupKernels(sizes, numGroups, hooks_.uopsPerCall * plan_.calls.size());
+    std::vector<std::vector<size_t>> members = groupMembers();
+    size_t numGroups = members.size();
+    splitObjects_ = cache_ || (numGroups > 1 && !hooks_.objectSymbolPrefix.empty());
     groups_.resize(numGroups);
     for (size_t g = 0; g < numGroups; ++g) {
       KernelGroup &grp = groups_[g];
@@ -233,27 +300,31 @@ private:
     ModuleOp main = *groups_[0].module;
     OpBuilder b(main.getContext());
     b.setInsertionPointToEnd(main.getBody());
-    for (size_t g = 1; g < groups_.size(); ++g)
-      for (size_t i : groups_[g].kernels) {
-        const ScheduleKernel &k = plan_.kernels[i];
-        func::FuncOp::create(b, b.getUnknownLoc(), k.symbol, kernelFunctionType(b, k.numArgs, k.vars.size())).setPrivate();
-      }
+    for (size_t i : externalKernels()) {
+      const ScheduleKernel &k = plan_.kernels[i];
+      func::FuncOp::create(b, b.getUnknownLoc(), k.symbol, kernelFunctionType(b, k.numArgs, k.vars.size())).setPrivate();
+    }
     return hooks_.addMLIR ? hooks_.addMLIR(main) : Status::success();
   }
 
-  // Each worker group on a thread of its own with its own TargetMachine, the main group on this one.
+  // The worker groups on a pool of threads, one fewer than the cores, each
+  // with its own TargetMachine; the main group on this thread, which then
+  // helps with the rest.
   Status compileGroups() {
-    auto compileWorker = [&](size_t g) {
-      std::unique_ptr<llvm::TargetMachine> wtm = cloneTargetMachine(tm_);
-      if (Status s = compileGroup(groups_[g], false, *wtm); !s) groups_[g].error = s.error();
+    std::atomic<size_t> next{1};
+    auto compileWorkers = [&] {
+      std::unique_ptr<llvm::TargetMachine> wtm;
+      for (size_t g = next++; g < groups_.size(); g = next++) {
+        if (!wtm) wtm = cloneTargetMachine(tm_);
+        if (Status s = compileGroup(groups_[g], false, *wtm); !s) groups_[g].error = s.error();
+      }
     };
-    bool concurrent = std::thread::hardware_concurrency() >= 2;
+    unsigned cores = std::thread::hardware_concurrency();
+    size_t threads = cores >= 2 ? std::min<size_t>(cores - 1, groups_.size() - 1) : 0;
     std::vector<std::thread> workers;
-    for (size_t g = 1; g < groups_.size(); ++g) {
-      if (concurrent) workers.emplace_back(compileWorker, g);
-      else compileWorker(g);
-    }
+    for (size_t t = 0; t < threads; ++t) workers.emplace_back(compileWorkers);
     Status mainStatus = compileGroup(groups_[0], true, tm_);
+    compileWorkers();
     for (std::thread &t : workers) t.join();
     if (!mainStatus) return mainStatus;
     for (KernelGroup &grp : groups_)
@@ -284,6 +355,7 @@ private:
     }
     if (main && hooks_.addLLVM)
       if (Status s = hooks_.addLLVM(*grp.llvm); !s) return s;
+    if (main && cache_ && reuseMainObject(grp)) return Status::success();
     if (Status s = optimizeModule(*grp.llvm, tm, optLevel_, opts_.combineLaneSums); !s) return s;
     // A threaded kernel's body and task are called from its own group only:
     // local symbols, so that two models' objects link together. (After the
@@ -299,12 +371,7 @@ private:
 
   Status emitGroupObject(KernelGroup &grp, bool main, llvm::TargetMachine &tm) {
     // The kernels called across objects: a worker group's own, which the main group declares.
-    std::vector<size_t> crossing;
-    if (!main) crossing = grp.kernels;
-    else
-      for (size_t g = 1; g < groups_.size(); ++g)
-        crossing.insert(crossing.end(), groups_[g].kernels.begin(), groups_[g].kernels.end());
-    for (size_t i : crossing)
+    for (size_t i : main ? externalKernels() : grp.kernels)
       if (llvm::Function *f = grp.llvm->getFunction(plan_.kernels[i].symbol)) {
         f->setName(hooks_.objectSymbolPrefix + plan_.kernels[i].symbol);
         f->setVisibility(llvm::GlobalValue::HiddenVisibility);
@@ -314,7 +381,41 @@ private:
     grp.object = std::move(*obj);
     grp.llvm.reset();
     grp.ctx.reset();
+    if (cache_) cache_->store(main ? mainKey_ : keys_.at(grp.kernels[0]), grp.object);
     return Status::success();
+  }
+
+  // The caller's functions are cached too, keyed by their module before it is
+  // optimized (its bitcode: a model's entries, metadata and embedded weights).
+  bool reuseMainObject(KernelGroup &grp) {
+    std::string bitcode;
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*grp.llvm, os);
+    mainKey_ = KernelCache::digest(context_ + "main\n" + bitcode);
+    std::optional<std::string> object = cache_->load(mainKey_);
+    if (!object) return false;
+    grp.object = std::move(*object);
+    grp.llvm.reset();
+    grp.ctx.reset();
+    grp.module = nullptr;
+    return true;
+  }
+
+  // The main group's object, then each kernel's, from the cache or just compiled.
+  void collectObjects(LoweredSchedule &out) {
+    out.objects.push_back(std::move(groups_[0].object));
+    if (!cache_) {
+      for (size_t g = 1; g < groups_.size(); ++g) out.objects.push_back(std::move(groups_[g].object));
+      return;
+    }
+    for (size_t g = 1; g < groups_.size(); ++g) cachedObjects_[groups_[g].kernels[0]] = std::move(groups_[g].object);
+    std::string keys = mainKey_;
+    for (size_t i : distinct_) {
+      out.objects.push_back(std::move(cachedObjects_[i]));
+      keys += " " + keys_.at(i);
+    }
+    out.cacheKey = KernelCache::digest(keys);
+    if (groups_.size() > 1) cache_->trim();
   }
 
   static Status keepGroupBitcode(KernelGroup &grp) {
@@ -347,6 +448,13 @@ private:
 } // namespace
 
 TargetTraits targetTraits(const llvm::TargetMachine &tm) { return {tm.getTargetTriple().isX86()}; }
+
+void nameKernelsByContent(SchedulePlan &plan, const std::vector<OptimizedKernel> &kernels) {
+  // 64 bits of the content's hash: the cache's key holds the whole content besides.
+  for (size_t i = 0; i < plan.kernels.size(); ++i)
+    plan.kernels[i].symbol =
+        kernelSymbol(KernelCache::digest(kernelContent(plan, i, kernels[i])).substr(0, 16), plan.kernels[i].name);
+}
 
 std::vector<OptimizedKernel> optimizeKernels(const SchedulePlan &plan, const KernelOptions &opts, const TargetTraits &target) {
   std::vector<OptimizedKernel> out;

@@ -31,6 +31,8 @@ class Value;
 
 namespace tgc::codegen {
 
+class KernelCache;
+
 struct ScheduleModuleHooks {
   /// Export the per-kernel `_entry` wrappers (otherwise internal, and dropped when unused).
   bool exportEntries = true;
@@ -49,6 +51,12 @@ struct ScheduleModuleHooks {
   /// UOps, when the kernels are split into groups (the main group, which holds
   /// them, gets fewer kernels).
   size_t uopsPerCall = 0;
+  /// Kernels reused from and stored into this cache (KernelCache.h), when the
+  /// emission is split (objectSymbolPrefix) and no MLIR is kept: each kernel
+  /// is then an object of its own, looked up before it is lowered. The plan's
+  /// kernels should be named by content (nameKernelsByContent), so that equal
+  /// kernels of other schedules hit and equal kernels of this one are lowered once.
+  KernelCache *cache = nullptr;
 };
 
 struct LoweredSchedule {
@@ -58,12 +66,21 @@ struct LoweredSchedule {
   /// One object per group, the first holding the caller's functions, when
   /// hooks.objectSymbolPrefix split the emission (ctx and module are then null).
   std::vector<std::string> objects;
+  /// With a cache (ScheduleModuleHooks::cache): a key naming all of `objects`
+  /// (for a cached join of them); else empty.
+  std::string cacheKey;
 };
 
 /// What the kernel optimizations need to know of `tm`.
 TargetTraits targetTraits(const llvm::TargetMachine &tm);
 /// The kernel-optimization stage: every kernel of `plan` through optimizeKernel.
 std::vector<OptimizedKernel> optimizeKernels(const SchedulePlan &plan, const KernelOptions &opts, const TargetTraits &target);
+
+/// Renames `plan`'s kernels by what they compile to (their optimized UOps,
+/// decisions and signature, `kernels` as optimizeKernels made them):
+/// k<hash>_<name>. Equal kernels get equal symbols, within a schedule and
+/// across schedules, so that the kernel cache can share their machine code.
+void nameKernelsByContent(SchedulePlan &plan, const std::vector<OptimizedKernel> &kernels);
 
 /// The lowering stage: the optimized kernels of `plan` (optimizeKernels, one
 /// per plan kernel) to MLIR as their decisions say, `hooks` applied, then to

@@ -51,6 +51,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <functional>
+#include <optional>
 
 namespace tgc {
 
@@ -514,6 +515,39 @@ Status addMetadata(llvm::Module &m, const Model &model, const MemoryPlan &mem, c
   return Status::success();
 }
 
+// The model's entry functions and globals, added to the schedule's module.
+codegen::ScheduleModuleHooks modelHooks(const Model &model, const MemoryPlan &memory, const ModelWeights &weights) {
+  codegen::ScheduleModuleHooks hooks;
+  hooks.exportEntries = false;
+  // A model's run functions per call of the schedule, in kernel UOps (each
+  // call also reports to the observer): on the 12-layer transformer's training
+  // step (666 calls, ~43000 UOps), with code generation in the groups, the
+  // groups' thread CPU time was main 2.2-2.4 s / worker 1.5-1.6 s with 0 and
+  // 1.3-1.5 / 1.7-1.9 with 8.
+  hooks.uopsPerCall = 6;
+  hooks.addMLIR = [model = &model, memory = &memory, weights = &weights](ModuleOp m) {
+    EntryBuilder(m, *model, *memory, *weights).build();
+    return Status::success();
+  };
+  hooks.addLLVM = [model = &model, memory = &memory, weights = &weights](llvm::Module &m) {
+    if (Status s = addGlobals(m, *model, *weights); !s) return s;
+    return addMetadata(m, *model, *memory, *weights);
+  };
+  return hooks;
+}
+
+// The objects joined by a relocatable link; with a cache, the joined object
+// of the same parts is reused (the link is a process of its own, tens of ms).
+Result<std::string> joinCached(const std::vector<std::string> &objects, const std::string &key,
+                               const ModelCodegenOptions &opts) {
+  std::string joinedKey = key.empty() ? "" : codegen::KernelCache::digest("joined " + key);
+  if (opts.cache && !joinedKey.empty())
+    if (std::optional<std::string> joined = opts.cache->load(joinedKey)) return std::move(*joined);
+  auto joined = codegen::joinObjects(objects, opts.relocatableLinker);
+  if (joined && opts.cache && !joinedKey.empty()) opts.cache->store(joinedKey, *joined);
+  return joined;
+}
+
 } // namespace
 
 Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory, const ModelCodegenOptions &opts) {
@@ -540,32 +574,27 @@ Result<ModelArtifacts> compileModel(const Model &model, const MemoryPlan &memory
                                    ", which a compiled model cannot expose");
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
-  codegen::ScheduleModuleHooks hooks;
-  hooks.exportEntries = false;
-  // A model's run functions per call of the schedule, in kernel UOps (each
-  // call also reports to the observer): on the 12-layer transformer's training
-  // step (666 calls, ~43000 UOps), with code generation in the groups, the
-  // groups' thread CPU time was main 2.2-2.4 s / worker 1.5-1.6 s with 0 and
-  // 1.3-1.5 / 1.7-1.9 with 8.
-  hooks.uopsPerCall = 6;
-  hooks.addMLIR = [&](ModuleOp m) {
-    EntryBuilder(m, model, memory, weights).build();
-    return Status::success();
-  };
-  hooks.addLLVM = [&](llvm::Module &m) {
-    if (Status s = addGlobals(m, model, weights); !s) return s;
-    return addMetadata(m, model, memory, weights);
-  };
   // A model's name is a C identifier: "name." cannot clash with C code or another model.
-  if (opts.emitObject && !opts.keepLLVMIR && !opts.emitAssembly && !opts.relocatableLinker.empty())
-    hooks.objectSymbolPrefix = model.name + ".";
+  std::string prefix = opts.emitObject && !opts.keepLLVMIR && !opts.emitAssembly && !opts.relocatableLinker.empty()
+                           ? model.name + "."
+                           : "";
   auto optimized = codegen::optimizeKernels(model.plan, opts.kernel, codegen::targetTraits(**tm));
-  auto lowered = codegen::lowerSchedule(model.plan, optimized, hooks, opts.kernel, opts.target.optLevel, opts.keepMLIR, **tm);
+  // With a cache the kernels are named by content, and the entries call them so.
+  std::optional<Model> named;
+  if (opts.cache && !prefix.empty() && !opts.keepMLIR) {
+    named = model;
+    codegen::nameKernelsByContent(named->plan, optimized);
+  }
+  const Model &lowering = named ? *named : model;
+  codegen::ScheduleModuleHooks hooks = modelHooks(lowering, memory, weights);
+  hooks.objectSymbolPrefix = prefix;
+  hooks.cache = named ? opts.cache : nullptr;
+  auto lowered = codegen::lowerSchedule(lowering.plan, optimized, hooks, opts.kernel, opts.target.optLevel, opts.keepMLIR, **tm);
   if (!lowered) return lowered.error();
   ModelArtifacts out;
   out.mlir = std::move(lowered->mlirText);
   if (!lowered->objects.empty()) {
-    auto joined = codegen::joinObjects(lowered->objects, opts.relocatableLinker);
+    auto joined = joinCached(lowered->objects, lowered->cacheKey, opts);
     if (joined) {
       out.object = std::move(*joined);
       return out;

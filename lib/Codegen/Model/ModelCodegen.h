@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "Codegen/Lower/KernelCache.h"
 #include "Codegen/Lower/MLIRToLLVM.h"
 #include "Codegen/Model/MemoryPlan.h"
 #include "Codegen/Model/Model.h"
@@ -59,6 +60,10 @@ struct ModelCodegenOptions {
   /// with keepLLVMIR / emitAssembly, which print the one linked module): one
   /// module, emitted on one thread.
   std::string relocatableLinker;
+  /// Reuse and store the kernels' machine code here (KernelCache.h): only
+  /// when the kernels are objects of their own (an object emitted with a
+  /// relocatableLinker, no IR kept).
+  codegen::KernelCache *cache = nullptr;
 };
 
 struct ModelArtifacts {

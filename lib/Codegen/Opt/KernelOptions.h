@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tgc::codegen {
 
@@ -105,6 +106,19 @@ struct KernelOptions {
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false};
   }
+
+  /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
+  std::string fingerprint() const {
+    std::string s;
+    for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
+                   wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
+                   splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
+                   overlapTiles, unrollQuotient})
+      s += b ? '1' : '0';
+    return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork);
+  }
 };
+// A new field must join fingerprint(), or cached kernels compiled without it would be reused with it.
+static_assert(sizeof(KernelOptions) == 56, "add the new KernelOptions field to fingerprint(), then update this size");
 
 } // namespace tgc::codegen
