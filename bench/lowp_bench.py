@@ -2,7 +2,7 @@
 """Matrix-vector products with low-precision weights beside the float32 one (issue #33 item 4).
 
     PYTHONPATH=../shared/tinygrad DEV=CPU CC=clang-22 python3 bench/lowp_bench.py [--shapes 11008x4096,4096x4096]
-        [--rounds 5] [--repeat 20] [--tgc build/tools/tgc/tgc] [--perf-bench build/bench/perf_bench]
+        [--rounds 5] [--repeat 20] [--threads N] [--tgc build/tools/tgc/tgc] [--perf-bench build/bench/perf_bench]
         [--work build/lowp-bench]
 
 For each shape NxK (N outputs, K inputs: nn.Linear(K, N) without bias at batch 1, a decoding step's projection)
@@ -15,12 +15,12 @@ as float32, float16, bfloat16 and int8 with a per-row float32 scale, written as 
     bf16_float  x @ wb16.cast(dtypes.float).T
     int8_scale  x @ (w8.float() * scale[:, None]).T
 
-Each case's result is first checked against tinygrad's (the exporter's expected/out0.npy). Then --rounds rounds,
-each running every case once (`tgc run --repeat`, both cores), so a busy host slows all of them alike; the best
-round of each is reported. Prints each case's time, its speed-up over float32, the bytes ratio that bounds that
-speed-up when both stream their weight from memory, and the weight's read rate; with perf_bench, the machine's
-streaming (triad) bandwidth on both threads, measured in the same run. A weight that fits the last-level cache (4096x4096 int8: 16 MiB)
-is read from it by the repeated runs: only the shapes beyond it measure memory bandwidth.
+Then --rounds rounds, each running every case once (`tgc run --repeat`, one thread per core or --threads), so a
+busy host slows all of them alike; the best round of each is reported. Prints each case's time, its speed-up over
+float32, the bytes ratio that bounds that speed-up when both stream their weight from memory, the weight's read
+rate and the largest difference from tinygrad's result (the exporter's expected/out0.npy); with perf_bench, the
+streaming (triad) bandwidth on both threads, measured in the same run. A weight that fits the last-level cache
+(4096x4096 int8: 16 MiB) is read from it by the repeated runs: only the shapes beyond it measure memory bandwidth.
 """
 import argparse
 import json
@@ -56,10 +56,11 @@ def export_shape(n: int, k: int, work: str) -> dict:
     return dirs
 
 
-def tgc_run(tgc: str, case_dir: str, repeat: int) -> float:
+def tgc_run(tgc: str, case_dir: str, repeat: int, threads: int | None) -> float:
     """tgc run's fastest of `repeat` timed runs, in ms."""
-    out = subprocess.run([tgc, "run", os.path.join(case_dir, "graph.json"), "--output-dir", os.path.join(case_dir, "out"),
-                          "--repeat", str(repeat)], check=True, capture_output=True, text=True).stdout
+    cmd = [tgc, "run", os.path.join(case_dir, "graph.json"), "--output-dir", os.path.join(case_dir, "out"),
+           "--repeat", str(repeat)] + (["--threads", str(threads)] if threads else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return float(next(w for w in out.split() if w.startswith("min_ms=")).split("=")[1])
 
 
@@ -83,6 +84,7 @@ def main() -> int:
     ap.add_argument("--shapes", default="11008x4096,4096x4096", help="comma-separated NxK (outputs x inputs)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20, help="tgc run's timed runs per case and round")
+    ap.add_argument("--threads", type=int, help="tgc's threads (default: one per core)")
     ap.add_argument("--tgc", default=os.path.join(ROOT, "build", "tools", "tgc", "tgc"))
     ap.add_argument("--perf-bench", default=os.path.join(ROOT, "build", "bench", "perf_bench"))
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "lowp-bench"))
@@ -93,7 +95,7 @@ def main() -> int:
     for r in range(a.rounds):
         for shape, cases in dirs.items():
             for case, d in cases.items():
-                best[shape, case] = min(best.get((shape, case), float("inf")), tgc_run(a.tgc, d, a.repeat))
+                best[shape, case] = min(best.get((shape, case), float("inf")), tgc_run(a.tgc, d, a.repeat, a.threads))
     bandwidth = read_bandwidth(a.perf_bench, a.work)
     print(f"| shape NxK | weights | tgc ms (best of {a.rounds} rounds) | vs float32 | bytes ratio | weight GB/s | "
           "max |tgc - tinygrad| / max |tinygrad| |")
@@ -103,7 +105,8 @@ def main() -> int:
             ms, gb = best[(n, k), case], n * k * WEIGHT_BYTES[case] / 1e9
             print(f"| {n}x{k} | {case} | {ms:.3f} | {best[(n, k), 'f32'] / ms:.2f}x | "
                   f"{4 / WEIGHT_BYTES[case]:.0f}x | {gb / ms * 1e3:.1f} | {max_error(d):.1e} |")
-    if bandwidth is not None: print(f"triad bandwidth (perf_bench limits), both threads, this run: {bandwidth:.1f} GB/s")
+    if bandwidth is not None:
+        print(f"triad bandwidth (perf_bench limits), both threads, this run: {bandwidth:.1f} GB/s")
     return 0
 
 

@@ -13,9 +13,9 @@
    c_steps.c runs `steps` times from C, its in-outs (weights, optimizer state, the random counter) carried from
    run to run and, with `seed`, its random state set as Tensor.manual_seed(seed) does: every run's outputs and
    random counter must equal tinygrad's after as many realizes of the step.
-Ints and bools must be equal; floats within TOLERANCE of their dtype (docs/tinygrad.md), or bit for bit in an `exact`
-program (one whose values make tinygrad's arithmetic exact, so no order of the sums changes them). An `xfail` program must
-fail in tgc, and this check fails once it does not. Exit 0 passed (or failed as expected), 1 failed, 77 skipped:
+Ints and bools must be equal; floats within TOLERANCE of their dtype (docs/tinygrad.md), or bit for bit in an
+`exact` program (one whose values make tinygrad's arithmetic exact, so no order of the sums changes them). An `xfail`
+program must fail in tgc, and this check fails once it does not. Exit 0 passed (or failed as expected), 1 failed, 77 skipped:
 tinygrad is missing outside CI (in CI, where CI is set, a missing tinygrad fails).
 """
 from __future__ import annotations
