@@ -13,8 +13,9 @@
    c_steps.c runs `steps` times from C, its in-outs (weights, optimizer state, the random counter) carried from
    run to run and, with `seed`, its random state set as Tensor.manual_seed(seed) does: every run's outputs and
    random counter must equal tinygrad's after as many realizes of the step.
-Ints and bools must be equal; floats within TOLERANCE of their dtype (docs/tinygrad.md). An `xfail` program must
-fail in tgc, and this check fails once it does not. Exit 0 passed (or failed as expected), 1 failed, 77 skipped:
+Ints and bools must be equal; floats within TOLERANCE of their dtype (docs/tinygrad.md), or bit for bit in an
+`exact` program (one whose values make tinygrad's arithmetic exact, so no order of the sums changes them). An `xfail`
+program must fail in tgc, and this check fails once it does not. Exit 0 passed (or failed as expected), 1 failed, 77 skipped:
 tinygrad is missing outside CI (in CI, where CI is set, a missing tinygrad fails).
 """
 from __future__ import annotations
@@ -53,13 +54,13 @@ def as_float(a, dtype: str):
     return a.astype(np.float64)
 
 
-def compare(got_path: str, want_path: str, dtype: str, what: str):
+def compare(got_path: str, want_path: str, dtype: str, what: str, exact: bool = False):
     import numpy as np
     got, want = np.load(got_path).reshape(-1), np.load(want_path).reshape(-1)
     if got.size != want.size or got.dtype != want.dtype:
         raise Failure(f"{what}: {got.dtype}[{got.size}], tinygrad {want.dtype}[{want.size}]")
-    if dtype not in TOLERANCE:
-        bad = np.flatnonzero(got != want)
+    if exact or dtype not in TOLERANCE:
+        bad = np.flatnonzero(got.view(f"u{got.itemsize}") != want.view(f"u{want.itemsize}"))  # the bits
         if bad.size:
             raise Failure(f"{what}: {bad.size} elements differ, first [{bad[0]}] = {got[bad[0]]}, tinygrad {want[bad[0]]}")
         return
@@ -74,13 +75,13 @@ def compare(got_path: str, want_path: str, dtype: str, what: str):
                       f"first [{i}] = {g[i]!r}, tinygrad {w[i]!r}")
 
 
-def compare_results(case: str, out_dir: str, meta: dict, how: str):
+def compare_results(case: str, out_dir: str, meta: dict, how: str, exact: bool = False):
     for o in meta["outputs"]:
         compare(os.path.join(out_dir, f"out{o['index']}.npy"), os.path.join(case, o["file"]), o["dtype"],
-                f"{how}: out{o['index']}")
+                f"{how}: out{o['index']}", exact)
     for b in meta["buffers_after"]:
         compare(os.path.join(out_dir, f"n{b['node']}.after.npy"), os.path.join(case, b["file"]), b["dtype"],
-                f"{how}: n{b['node']} after the run")
+                f"{how}: n{b['node']} after the run", exact)
 
 
 def tgc_kernel_count(tgc: str, graph: str) -> int:
@@ -91,12 +92,12 @@ def tgc_kernel_count(tgc: str, graph: str) -> int:
     return int(m.group(1))
 
 
-def check_launcher(tgc: str, case: str, meta: dict, work: str):
+def check_launcher(tgc: str, case: str, meta: dict, work: str, exact: bool):
     exe = os.path.join(work, "exe", "model")
     run([tgc, "compile", os.path.join(case, "graph.json"), "-o", exe + ".o", "--emit=exe"])
     inputs = [f"--input=n{i['node']}={os.path.join(case, i['file'])}" for i in meta["inputs"]]
     run([exe, *inputs, "--output-dir", os.path.join(work, "exe", "out")])
-    compare_results(case, os.path.join(work, "exe", "out"), meta, "launcher")
+    compare_results(case, os.path.join(work, "exe", "out"), meta, "launcher", exact)
 
 
 def check_c_program(tgc: str, case: str, meta: dict, work: str, cc: str, runtime: str):
@@ -191,10 +192,10 @@ def check(name: str, spec: dict, a) -> None:
     # tinygrad's realize skips a constant or plain-buffer output (its .numpy() computes it later, uncounted).
     kernels = tgc_kernel_count(a.tgc, graph) if meta["realize_filter"]["scheduled"] == len(meta["outputs"]) else None
     run([a.tgc, "run", graph, "--output-dir", os.path.join(a.work, "run")])
-    compare_results(case, os.path.join(a.work, "run"), meta, "tgc run")
+    compare_results(case, os.path.join(a.work, "run"), meta, "tgc run", spec["exact"])
     if kernels is not None and kernels != meta["kernel_count"]:
         raise Failure(f"tgc schedules {kernels} kernels, tinygrad {meta['kernel_count']}")
-    check_launcher(a.tgc, case, meta, a.work)
+    check_launcher(a.tgc, case, meta, a.work, spec["exact"])
     if spec["c_program"]:
         check_c_program(a.tgc, case, meta, a.work, a.cc, a.runtime)
     if step:

@@ -8,7 +8,8 @@ expects tgc to fail and fails loudly once it passes. `c_program` also links the 
 With `steps`, the function returns a step (a function returning the tensors to realize) that tinygrad realizes
 `steps` times and the compiled model runs as many times from C, carrying its state; with `seed`, the step's
 random numbers come from Tensor.manual_seed(seed), called by the function after its set-up, and the C program sets
-the random state from the seed alone.
+the random state from the seed alone. An `exact` program's values keep tinygrad's arithmetic exact (small integers
+times powers of two), so tgc's results must equal tinygrad's bit for bit whatever order it sums in.
 CMake reads the names from the `@program("...")` lines, so keep one per line.
 """
 from __future__ import annotations
@@ -22,9 +23,11 @@ from tinygrad.nn.state import get_parameters
 PROGRAMS: dict[str, dict] = {}
 
 
-def program(name: str, xfail: str | None = None, c_program: bool = False, steps: int = 0, seed: int | None = None):
+def program(name: str, xfail: str | None = None, c_program: bool = False, steps: int = 0, seed: int | None = None,
+            exact: bool = False):
     def register(fn):
-        PROGRAMS[name] = {"fn": fn, "xfail": xfail, "c_program": c_program, "steps": steps, "seed": seed}
+        PROGRAMS[name] = {"fn": fn, "xfail": xfail, "c_program": c_program, "steps": steps, "seed": seed,
+                          "exact": exact}
         return fn
     return register
 
@@ -115,6 +118,42 @@ def bfloat16():
     c = Tensor(np.random.default_rng(2).standard_normal((8,)).astype(np.float32), dtype=dtypes.bfloat16).realize()
     y = a @ b + c
     return [y, y.float().exp(), (a.float() * 3).cast(dtypes.bfloat16)]
+
+
+def lowp_weights(n: int, k: int, values) -> tuple:
+    """A weight W[n, k] realized as float32, float16, bfloat16 and int8 with a per-row float32 scale (w8 * scale
+    is W), from `values(n, k)`: int8 levels, scaled to floats by a per-row scale."""
+    levels = values(n, k)
+    scale = np.ldexp(1.0, -(np.arange(n) % 4 + 6)).astype(np.float32).reshape(n, 1)  # 2^-6 .. 2^-9
+    wf = levels.astype(np.float32) * scale
+    w32 = Tensor(wf).realize()
+    return (w32, w32.cast(dtypes.half).realize(), w32.cast(dtypes.bfloat16).realize(),
+            Tensor(levels.astype(np.int8)).realize(), Tensor(scale).realize())
+
+
+def lowp_products(x: Tensor, weights: tuple) -> list:
+    """x @ W.T with W's low-precision copies, written as tinygrad users write them (half: tinygrad multiplies in
+    half and sums in float32, its sum_acc_dtype, then casts the sum to half)."""
+    w32, w16, wb16, w8, scale = weights
+    return [x @ w32.T, x.half() @ w16.T, x @ w16.T.float(), x @ wb16.cast(dtypes.float).T,
+            x @ (w8.float() * scale).T, (x @ w8.T.float()) * scale.reshape(-1)]
+
+
+# Matrix-vector products with float16, bfloat16 and int8 weights (bandwidth-bound decoding, issue #33): large enough
+# for the tile of dot products and both threads. Small integer levels and power-of-two scales make every product and
+# partial sum exact in float32 (and the half sums within 2048), so tgc's results equal tinygrad's bit for bit.
+@program("lowp_matvec", exact=True)
+def lowp_matvec():
+    x = ints(-3, 4, 2048, seed=1, dtype=np.float32)
+    return lowp_products(x, lowp_weights(1024, 2048, lambda n, k: np.random.default_rng(2).integers(-127, 128, (n, k))))
+
+
+# The same products over normal values at a decoding step's shape ([1, 1, K] tokens), within the dtypes' tolerance.
+@program("lowp_matvec_normal")
+def lowp_matvec_normal():
+    x = data(1, 1, 2048, seed=1)
+    levels = lambda n, k: np.clip(np.random.default_rng(2).standard_normal((n, k)) * 40, -127, 127).round()
+    return lowp_products(x, lowp_weights(512, 2048, levels))
 
 
 @program("int_casts")
