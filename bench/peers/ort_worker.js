@@ -1,10 +1,14 @@
 // ONNX Runtime as a contender (peers.py's protocol): node ort_worker.js DIR [--first-result].
-// CPU execution provider, 2 intra-op threads, every graph optimization. DIR/case.json names the input files
-// (raw float32) and shapes; DIR/model.onnx is the model. The output tensor is preallocated and bound, as
-// tgc's is. `run N` answers N run times in ms (each after the inputs are rewritten from the master copy),
-// `overhead N` N run times of a one-float Identity model (DIR/identity.onnx), `save` writes
-// DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session creation and the first
-// run's times, and exits.
+// CPU execution provider, 2 intra-op threads, every graph optimization, ORT's memory arena and memory
+// pattern on (its defaults, stated). DIR/case.json names the input files (raw float32) and shapes;
+// DIR/model.onnx is the model. `run N` answers N run times in ms, each after the inputs are rewritten from
+// the master copy: the wall time of `session.run` from JavaScript. `profile` answers, for every run so far
+// in order, ORT's own time of that run (`model_run` in its profiler, which is on for the whole session):
+// what the library takes, without the Node binding's work after it: ORT writes the preallocated, bound
+// output tensor, and the binding then copies it into a freshly allocated buffer that it returns. `overhead N`
+// answers N run times of a one-float Identity model (DIR/identity.onnx), `save` writes DIR/out.ort.bin,
+// `quit` ends. With --first-result it prints, as JSON, the session creation and the first run's times, and
+// exits.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -35,13 +39,24 @@ async function callOverhead(dir, count) {
   return times;
 }
 
+// ORT's own duration of every run, in order: the `model_run` events of the session's profile (ends profiling).
+function profiledRuns(session, dir) {
+  session.endProfiling();
+  const file = fs.readdirSync(dir).find((f) => f.startsWith('ort_profile') && f.endsWith('.json'));
+  if (!file) throw new Error(`no profile written in ${dir}`);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  return events.filter((e) => e.cat === 'Session' && e.name === 'model_run').map((e) => (e.dur / 1e3).toFixed(6));
+}
+
 async function main() {
   const dir = process.argv[2];
+  const firstResult = process.argv.includes('--first-result');
   const spec = JSON.parse(fs.readFileSync(path.join(dir, 'case.json'), 'utf8'));
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
     executionProviders: ['cpu'], intraOpNumThreads: 2, interOpNumThreads: 1,
-    graphOptimizationLevel: 'all', executionMode: 'sequential'});
+    graphOptimizationLevel: 'all', executionMode: 'sequential', enableCpuMemArena: true, enableMemPattern: true,
+    enableProfiling: !firstResult, profileFilePrefix: path.join(dir, 'ort_profile')});
   const createMs = msSince(t0);
   const masters = spec.inputs.map((i) => readF32(path.join(dir, i.file)));
   const live = masters.map((m) => new Float32Array(m));
@@ -50,7 +65,7 @@ async function main() {
   const outName = session.outputNames[0];
   const outLen = spec.output.reduce((a, b) => a * b, 1);
   const fetches = {[outName]: new ort.Tensor('float32', new Float32Array(outLen), spec.output)};
-  if (process.argv.includes('--first-result')) {
+  if (firstResult) {
     const t1 = process.hrtime.bigint();
     await session.run(feeds, fetches);
     console.log(JSON.stringify({session_ms: createMs, first_run_ms: msSince(t1)}));
@@ -70,6 +85,8 @@ async function main() {
         times.push(msSince(t).toFixed(6));
       }
       console.log(times.join(' '));
+    } else if (cmd[0] === 'profile') {
+      console.log(profiledRuns(session, dir).join(' '));
     } else if (cmd[0] === 'overhead') {
       console.log((await callOverhead(dir, Number(cmd[1]))).join(' '));
     } else if (cmd[0] === 'save') {

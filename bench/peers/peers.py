@@ -133,13 +133,22 @@ def build_tgc_worker(work, tgc):
 
 # --- the contenders --------------------------------------------------------------------------------
 
+# Every contender's environment: 2 threads in every pool; glibc keeps freed memory in the heap (no mmap per big
+# block, no trimming), so a tensor allocated afresh at each run reuses pages already mapped instead of faulting
+# in new ones (a page fault costs microseconds on this virtual machine: PyTorch's eager elementwise chain spent
+# most of its time in them), as a deployment tunes its allocator.
+WORKER_ENV = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2",
+              "MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**63)}
+
+
 class Worker:
     """One contender's process, spoken to line by line."""
 
     def __init__(self, name, argv):
-        env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
         self.name = name
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.runs = 0  # every run so far, warm-up included (ORT's profile lists them all)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, **WORKER_ENV))
         self.expect("ready")
 
     def ask(self, line):
@@ -156,7 +165,31 @@ class Worker:
             raise RuntimeError(f"{self.name}: expected '{word}', got '{line}' (exit {self.proc.poll()})")
 
     def run(self, count):
-        return [float(t) for t in self.ask(f"run {count}").split()]
+        times = [float(t) for t in self.ask(f"run {count}").split()]
+        self.runs += len(times)
+        return times
+
+    def cpu_ns(self):
+        """CPU time of all the process's threads so far."""
+        total = 0
+        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that ended
+        return total
+
+    def settle(self, limit_s=2.0):
+        """Waits until the process is idle: thread pools (OpenBLAS's, OpenMP's, ONNX Runtime's, tgc's) spin
+        for a while after a call, and a spinning contender would take a core from the next one timed."""
+        t0, last = time.perf_counter(), self.cpu_ns()
+        while time.perf_counter() - t0 < limit_s:
+            time.sleep(0.01)
+            now = self.cpu_ns()
+            if now - last < 0.5e6:  # under 5% of a core over 10 ms
+                return
+            last = now
 
     def close(self):
         if self.proc.poll() is None:
@@ -193,12 +226,25 @@ def warm_up(worker, seconds, batch_ms):
 
 def measure(workers, args):
     """Interleaved rounds after the warm-up: name -> every run's ms."""
-    batch = {w.name: warm_up(w, args.warmup_s, args.batch_ms) for w in workers}
+    batch = {}
+    for w in workers:
+        batch[w.name] = warm_up(w, args.warmup_s, args.batch_ms)
+        w.settle()
     samples = {w.name: [] for w in workers}
     for r in range(args.rounds):
         for w in workers[r % len(workers):] + workers[:r % len(workers)]:
             samples[w.name] += w.run(batch[w.name])
+            w.settle()
     return samples
+
+
+def ort_own_times(ort, measured):
+    """ONNX Runtime's own time of each measured run (its profiler's model_run), replacing the wall time of the
+    Node call: the binding copies every output into a fresh buffer after the run, a cost of Node alone."""
+    own = [float(t) for t in ort.ask("profile").split()]
+    if len(own) != ort.runs:
+        raise RuntimeError(f"ONNX Runtime's profile lists {len(own)} runs, the worker made {ort.runs}")
+    return own[len(own) - len(measured):]
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -241,6 +287,8 @@ def bench_case(case, args):
             samples = measure(workers, args)
             row["errors"] = check_outputs(workers, work, cases.CASES[case]["output"])
             ort = next(w for w in workers if w.name == "ort")
+            row["ort_node_call_ms"] = statistics.median(samples["ort"])
+            samples["ort"] = ort_own_times(ort, samples["ort"])
             row["ort_call_overhead_ms"] = statistics.median(float(t) for t in ort.ask("overhead 2000").split())
         finally:
             for w in workers:
@@ -324,8 +372,8 @@ def print_table(rows):
               f"over {len(ratios)} cases (> 1: tgc ahead)")
     overhead = [r["ort_call_overhead_ms"] for r in rows if "ort_call_overhead_ms" in r]
     if overhead:
-        print(f"ONNX Runtime's smallest run (one float through Identity, from node): "
-              f"{statistics.median(overhead):.4f} ms, part of each of its times above")
+        print(f"ONNX Runtime's times are its own (its profiler's model_run); a call from Node adds "
+              f"{statistics.median(overhead):.4f} ms (one float through Identity) and a copy of the output")
     for r in rows:
         if "first_result" in r:
             m = r["first_result"]["median"]
