@@ -1,14 +1,15 @@
-// ONNX Runtime as a contender (peers.py's protocol): node ort_worker.js DIR [--first-result].
+// ONNX Runtime as a contender (peers.py's protocol): node ort_worker.js DIR [--profile | --first-result].
 // CPU execution provider, 2 intra-op threads, every graph optimization, ORT's memory arena and memory
 // pattern on (its defaults, stated). DIR/case.json names the input files (raw float32) and shapes;
-// DIR/model.onnx is the model. `run N` answers N run times in ms, each after the inputs are rewritten from
-// the master copy: the wall time of `session.run` from JavaScript. `profile` answers, for every run so far
-// in order, ORT's own time of that run (`model_run` in its profiler, which is on for the whole session):
-// what the library takes, without the Node binding's work after it: ORT writes the preallocated, bound
-// output tensor, and the binding then copies it into a freshly allocated buffer that it returns. `overhead N`
-// answers N run times of a one-float Identity model (DIR/identity.onnx), `save` writes DIR/out.ort.bin,
-// `quit` ends. With --first-result it prints, as JSON, the session creation and the first run's times, and
-// exits.
+// DIR/model.onnx is the model; the output tensor is preallocated and bound. `run N` answers N run times in
+// ms, each after the inputs are rewritten from the master copy: the wall time of `session.run` from
+// JavaScript, which includes the Node binding's work after the run (it copies the output into a freshly
+// allocated buffer that it returns: milliseconds for a 64 MB output). With --profile, ORT's profiler is on
+// for the whole session and `profile` answers ORT's own time of every run so far, in order (`model_run`):
+// without the binding's copy, but with the profiler's own cost (tens of microseconds a run on the small
+// models). `overhead N` answers N run times of a one-float Identity model (DIR/identity.onnx), `save`
+// writes DIR/out.<ort|ort_own>.bin, `quit` ends. With --first-result it prints, as JSON, the session
+// creation and the first run's times, and exits.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -51,12 +52,13 @@ function profiledRuns(session, dir) {
 async function main() {
   const dir = process.argv[2];
   const firstResult = process.argv.includes('--first-result');
+  const profile = process.argv.includes('--profile');
   const spec = JSON.parse(fs.readFileSync(path.join(dir, 'case.json'), 'utf8'));
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
     executionProviders: ['cpu'], intraOpNumThreads: 2, interOpNumThreads: 1,
     graphOptimizationLevel: 'all', executionMode: 'sequential', enableCpuMemArena: true, enableMemPattern: true,
-    enableProfiling: !firstResult, profileFilePrefix: path.join(dir, 'ort_profile')});
+    enableProfiling: profile, profileFilePrefix: path.join(dir, 'ort_profile')});
   const createMs = msSince(t0);
   const masters = spec.inputs.map((i) => readF32(path.join(dir, i.file)));
   const live = masters.map((m) => new Float32Array(m));
@@ -90,7 +92,7 @@ async function main() {
     } else if (cmd[0] === 'overhead') {
       console.log((await callOverhead(dir, Number(cmd[1]))).join(' '));
     } else if (cmd[0] === 'save') {
-      fs.writeFileSync(path.join(dir, 'out.ort.bin'), Buffer.from(fetches[outName].data.buffer));
+      fs.writeFileSync(path.join(dir, profile ? 'out.ort_own.bin' : 'out.ort.bin'), Buffer.from(fetches[outName].data.buffer));
       console.log('ok');
     }
   }
