@@ -289,7 +289,7 @@ def check_reference(work, folder, corpus):
 def bench_case(case, args):
     work, folder = tempfile.mkdtemp(prefix=f"peers-{case}-"), case_dir(case, args)
     try:
-        row = {"case": case, **prepare_case(case, folder, work, args)}
+        row = {"case": case, "load_average": os.getloadavg()[0], **prepare_case(case, folder, work, args)}
         workers = start_workers(case, work)
         try:
             samples = measure(workers, args)
@@ -411,7 +411,7 @@ def main():
     wanted = [c for c in cases.CASES if not args.cases or any(s in c for s in args.cases.split(","))]
     rows, info = [], environment()
     for case in wanted:
-        print(f"{case} ...", file=sys.stderr, flush=True)
+        print(f"{case} ... (load average {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
         try:
             rows.append(bench_case(case, args))
         except Exception as e:  # a failing case is a row, the others still run
