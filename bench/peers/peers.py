@@ -141,14 +141,26 @@ WORKER_ENV = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THRE
               "MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**63)}
 
 
+def openblas_coretype():
+    """OpenBLAS's AVX-512 kernels where the CPU has AVX-512 (None elsewhere): Debian's OpenBLAS (0.3.21) does not
+    know AMD's Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the FMA width (numpy's matmul_2048:
+    85 ms instead of 47), and so does an environment that sets OPENBLAS_CORETYPE=Haswell; a user tuning it sets
+    the AVX-512 kernels, so the peers get them whatever the environment says."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return "SkylakeX" if all(f in flags for f in ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")) else None
+
+
 class Worker:
     """One contender's process, spoken to line by line."""
 
     def __init__(self, name, argv):
         self.name = name
         self.runs = 0  # every run so far, warm-up included (ORT's profile lists them all)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     env=dict(os.environ, **WORKER_ENV))
+        env = dict(os.environ, **WORKER_ENV)
+        if openblas_coretype():
+            env["OPENBLAS_CORETYPE"] = openblas_coretype()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.expect("ready")
 
     def ask(self, line):
@@ -398,8 +410,10 @@ def environment():
         ort = json.load(f)["version"]
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     info = {"onnxruntime": ort, "torch": torch.__version__, "numpy": np.__version__, "blas": blas,
+            "openblas_coretype": openblas_coretype() or os.environ.get("OPENBLAS_CORETYPE"),
             "load_average_start": os.getloadavg()}
-    print(f"ONNX Runtime {ort}, PyTorch {torch.__version__}, numpy {np.__version__} ({blas}); "
+    print(f"ONNX Runtime {ort}, PyTorch {torch.__version__}, numpy {np.__version__} ({blas}, "
+          f"OPENBLAS_CORETYPE={info['openblas_coretype']}); "
           f"load average {info['load_average_start'][0]:.1f}", file=sys.stderr)
     return info
 
