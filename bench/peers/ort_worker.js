@@ -92,7 +92,8 @@ async function main() {
     } else if (cmd[0] === 'overhead') {
       console.log((await callOverhead(dir, Number(cmd[1]))).join(' '));
     } else if (cmd[0] === 'save') {
-      fs.writeFileSync(path.join(dir, profile ? 'out.ort_own.bin' : 'out.ort.bin'), Buffer.from(fetches[outName].data.buffer));
+      const file = path.join(dir, profile ? 'out.ort_own.bin' : 'out.ort.bin');
+      fs.writeFileSync(file, Buffer.from(fetches[outName].data.buffer));
       console.log('ok');
     }
   }

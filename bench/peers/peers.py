@@ -46,7 +46,8 @@ ensure_installed()
 import cases  # noqa: E402
 import graphs  # noqa: E402
 
-NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "ort_own": "ONNX Runtime (profiled)", "torch": "PyTorch", "numpy": "numpy"}
+NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "ort_own": "ONNX Runtime (profiled)", "torch": "PyTorch",
+         "numpy": "numpy"}
 # max |a - b| over max |reference|: fp32 reassociation and the peers' exp/tanh approximations stay far below
 TOLERANCE = 1e-4
 
