@@ -8,6 +8,7 @@
 #pragma once
 
 #include "Codegen/Exec/CompiledLinear.h"
+#include "MachineLimits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,19 +60,11 @@ template <class Load, class Run> double modelMedianMs(int reps, double minSample
   return median(t);
 }
 
-/// What the run measured (or machine.json's best values with --no-limits).
-struct Limits {
-  double fma1 = 0, fmaAll = 0, triad1 = 0, triadAll = 0;
-  int cores = 1;
-  /// The idle machine's ridge (machine.json), 0 if unknown: which side of it a
-  /// kernel falls on should not depend on how loaded the machine is right now.
-  double idleRidge = 0;
-  /// FLOP per byte above which a kernel is compute-bound (the roofline ridge).
-  double ridge() const { return idleRidge > 0 ? idleRidge : triadAll > 0 ? fmaAll / triadAll : 0; }
-};
-
 /// FMA peak (AVX-512, 12 chains) and streaming triad (3 x 128 MiB), on 1
-/// thread and on `cores`. `scale` < 1 shortens every loop (smoke runs).
+/// thread and on `cores`, and the core clock. `scale` < 1 shortens every loop
+/// (smoke runs). The FMA loops and the clock are timed by each thread's CPU
+/// time, best of many short trials, so time other processes hold a core is not
+/// charged to the peak.
 Limits measureLimits(int cores, double scale = 1.0);
 
 /// Time and estimated work of the kernels under test of one schedule: the

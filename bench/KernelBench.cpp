@@ -76,15 +76,15 @@ nlohmann::json runKernelSection(const BenchOptions &o, const Limits &lim) {
       std::printf("%-22s error: %s\n", c.name.c_str(), row["error"].get<std::string>().c_str());
       continue;
     }
-    std::printf("%-22s %-11s %4zu %10.4f %9.1f %8.1f %5.0f%% %-7s\n", c.name.c_str(), c.group.c_str(), row["kernels"].size(),
+    std::printf("%-22s %-11s %4zu %10.4f %9.1f %8.1f %6s %-7s\n", c.name.c_str(), c.group.c_str(), row["kernels"].size(),
                 row["kernel_ms"].get<double>(), row["gflops"].get<double>(), row["gbs"].get<double>(),
-                100 * row["frac_limit"].get<double>(), row["bound"].get<std::string>().c_str());
+                limitPercent(row["frac_limit"].get<double>()).c_str(), row["bound"].get<std::string>().c_str());
     std::fflush(stdout);
   }
   std::printf("columns: kern = kernels under test (those that read a buffer); ms = the sum of their medians; rates from\n"
               "tgc's estimates (tinygrad's ops / mem); lim%% = of the all-core FMA peak (compute-bound: FLOP/byte above\n"
-              "the idle machine's ridge %.1f) or of the all-core triad beyond cache (memory-bound; cache-resident rows\n"
-              "exceed it).\n",
+              "the idle machine's ridge %.1f) or of the all-core triad beyond cache (memory-bound); BAD LIMIT = above\n"
+              "100%%: the limit does not hold for the row (cache-resident rows exceed the triad; a peak measured low).\n",
               lim.ridge());
   return rows;
 }

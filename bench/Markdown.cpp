@@ -25,8 +25,6 @@ const Json &rows(const Json &out, const char *section) {
   return out.contains(section) ? out[section] : none;
 }
 
-std::string pct(double frac) { return std::isfinite(frac) ? fmt(100 * frac, "%.0f%%") : "-"; }
-
 /// A markdown table row from its cells.
 std::string row(const std::vector<std::string> &cells) {
   std::string s = "|";
@@ -61,7 +59,8 @@ std::string loadAverage() {
   return f >> one ? one : "?";
 }
 
-std::string limitsTable(const Json &lim) {
+std::string limitsTable(const Json &out) {
+  const Json &lim = out["limits"];
   std::ostringstream s;
   int cores = lim.value("cores", 1);
   s << "## Machine limits (" << (lim.value("measured", false) ? "measured in this run" : "machine.json's best, not measured")
@@ -71,7 +70,18 @@ std::string limitsTable(const Json &lim) {
             fmt(lim.value("fma_gflops_all", 0.0), "%.1f")})
     << row({"streaming triad, GB/s", fmt(lim.value("triad_gbs_1t", 0.0), "%.1f"),
             fmt(lim.value("triad_gbs_all", 0.0), "%.1f")})
+    << row({"core clock, GHz (512-bit FMAs a cycle)", fmt(lim.value("clock_ghz", 0.0), "%.2f") + " (" +
+            fmt(lim.value("fma_per_cycle", 0.0), "%.2f") + ")", ""})
     << "\n`% of limit` below is of the all-core FMA peak for compute-bound rows and of the all-core triad otherwise.\n\n";
+  for (const Json &p : lim.value("problems", Json::array()))
+    s << "**BAD LIMIT: " << p.get<std::string>() << ".**\n\n";
+  std::vector<std::string> over = rowsOverLimit(out);
+  if (!over.empty()) {
+    s << "**BAD LIMIT: " << over.size() << " rows above 100% of their limit, which therefore does not hold for them "
+      << "(measured under load, or not what bounds the row: a cache-resident kernel against the triad beyond cache):";
+    for (const std::string &r : over) s << " " << r << ";";
+    s << "**\n\n";
+  }
   return s.str();
 }
 
@@ -106,7 +116,7 @@ std::string perfTables(const Json &out) {
     s << row({r["case"].get<std::string>(), r["bound"].get<std::string>(), fmt(r["tinygrad"]["kernel_ms"].get<double>()),
               fmt(c["kernel_ms"].get<double>()), ratio(c["speedup_kernel"].get<double>()),
               ratio(c["speedup_exec"].get<double>()), fmt(c["gflops"].get<double>(), "%.1f"),
-              fmt(c["gbs"].get<double>(), "%.1f"), pct(c["frac_limit"].get<double>()),
+              fmt(c["gbs"].get<double>(), "%.1f"), limitPercent(c["frac_limit"].get<double>()),
               fmt(c.value("sum_rel_err", NAN), "%.0e")});
   }
   s << "\nThe same kernels' ms under each config; each adds one optimization to the one before (bench/README.md; "
@@ -134,7 +144,7 @@ std::string kernelTable(const Json &out) {
     if (errorRow(s, r)) continue;
     s << row({r["case"].get<std::string>(), r["group"].get<std::string>(), std::to_string(r["kernels"].size()),
               fmt(r["kernel_ms"].get<double>(), "%.4f"), fmt(r["gflops"].get<double>(), "%.1f"),
-              fmt(r["gbs"].get<double>(), "%.1f"), pct(r["frac_limit"].get<double>()), r["bound"].get<std::string>()});
+              fmt(r["gbs"].get<double>(), "%.1f"), limitPercent(r["frac_limit"].get<double>()), r["bound"].get<std::string>()});
   }
   return s.str() + "\n";
 }
@@ -207,7 +217,7 @@ bool writeMarkdown(const nlohmann::json &out, const std::string &path, const std
        "between runs; the limits measured in the same run are the reference for `% of limit`. Columns: "
        "[bench/README.md](../bench/README.md); what each optimization does: [performance.md](performance.md).\n\n";
   if (out.value("smoke", false)) f << "**Smoke run: tiny sizes, the figures mean nothing.**\n\n";
-  f << limitsTable(out["limits"]) << targetsTable(out) << perfTables(out) << kernelTable(out) << corpusTable(out)
+  f << limitsTable(out) << targetsTable(out) << perfTables(out) << kernelTable(out) << corpusTable(out)
     << compileTable(out);
   return bool(f);
 }

@@ -146,8 +146,8 @@ nlohmann::json runPerfSection(const BenchOptions &o, const Limits &lim) {
         std::printf(" | %-9s %29s", "", r["error"] == "skipped" ? "skipped" : "error");
         continue;
       }
-      std::printf(" | %-9s %8.2f %7.1f %6.1f %4.0f%%", "", r["kernel_ms"].get<double>(), r["gflops"].get<double>(),
-                  r["gbs"].get<double>(), 100 * r["frac_limit"].get<double>());
+      std::printf(" | %-9s %8.2f %7.1f %6.1f %5s", "", r["kernel_ms"].get<double>(), r["gflops"].get<double>(),
+                  r["gbs"].get<double>(), limitPercent(r["frac_limit"].get<double>()).c_str());
     }
     const auto &best = row["configs"].back();
     if (!best.contains("error")) {
@@ -163,7 +163,8 @@ nlohmann::json runPerfSection(const BenchOptions &o, const Limits &lim) {
     std::printf("\nmedian end-to-end (all kernels, generators included) speedup vs tinygrad exec: %.2fx over %zu cases\n",
                 median(speedups), speedups.size());
   std::printf("columns: tg ms = tinygrad's kernel-under-test time; per config: kernel-under-test ms, rates from tinygrad's\n"
-              "estimates, %% of the all-core limit (FMA for compute-bound, triad otherwise); x tg = tinygrad / tgc for the\n"
+              "estimates, %% of the all-core limit (FMA for compute-bound, triad otherwise; BAD LIMIT above 100%%: the\n"
+              "limit does not hold for the row); x tg = tinygrad / tgc for the\n"
               "last config; exec x = the same over all kernels; err = |sum - tinygrad's output sum| / max(1, |sum|).\n");
   return rows;
 }

@@ -21,6 +21,9 @@ nlohmann::json runCompileSection(const BenchOptions &o);
 /// Issue #9's four targets, from the rows of `out` (sections not run: "not measured").
 nlohmann::json printTargets(const nlohmann::json &out);
 
+/// Every row (kernel case, or perf case under a config) whose figure exceeds 100% of its limit: "case (config)".
+std::vector<std::string> rowsOverLimit(const nlohmann::json &out);
+
 /// The page header's line: the command, the date, the CPU, the threads and the load.
 std::string runDescription(int argc, char **argv);
 /// The rows of `out` as markdown tables (docs/results.md), under `description`; false if the file cannot be written.

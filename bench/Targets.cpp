@@ -35,7 +35,7 @@ Target bandwidth(const nlohmann::json &out) {
     double f = r["frac_limit"].get<double>();
     worst = std::min(worst, f);
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%s %.0f%%; ", r["case"].get<std::string>().c_str(), 100 * f);
+    std::snprintf(buf, sizeof buf, "%s %s; ", r["case"].get<std::string>().c_str(), limitPercent(f).c_str());
     t.value += buf;
   }
   t.measured = std::isfinite(worst);
@@ -57,8 +57,8 @@ Target matmul(const nlohmann::json &out) {
     }
     const auto &c = r["configs"].back();
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%s %.0f GFLOPS = %.0f%%; ", r["case"].get<std::string>().c_str(), c["gflops"].get<double>(),
-                  100 * c["frac_limit"].get<double>());
+    std::snprintf(buf, sizeof buf, "%s %.0f GFLOPS = %s; ", r["case"].get<std::string>().c_str(), c["gflops"].get<double>(),
+                  limitPercent(c["frac_limit"].get<double>()).c_str());
     t.value += buf;
     all &= c["frac_limit"].get<double>() >= 0.5;
     ++found;
@@ -119,6 +119,17 @@ Target scheduling(const nlohmann::json &out) {
 }
 
 } // namespace
+
+std::vector<std::string> rowsOverLimit(const nlohmann::json &out) {
+  std::vector<std::string> over;
+  for (const auto &r : rowsOf(out, "kernels"))
+    if (overLimit(r.value("frac_limit", 0.0))) over.push_back(r["case"].get<std::string>());
+  for (const auto &r : rowsOf(out, "perf"))
+    for (const auto &c : r.value("configs", nlohmann::json::array()))
+      if (overLimit(c.value("frac_limit", 0.0)))
+        over.push_back(r["case"].get<std::string>() + " (" + c["config"].get<std::string>() + ")");
+  return over;
+}
 
 nlohmann::json printTargets(const nlohmann::json &out) {
   std::vector<Target> targets{bandwidth(out), matmul(out), corpus(out), scheduling(out)};

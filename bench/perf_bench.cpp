@@ -85,10 +85,15 @@ int main(int argc, char **argv) {
   lim.idleRidge = idleRidge;
   nlohmann::json out;
   out["smoke"] = o.smoke;
+  std::vector<std::string> problems = limitProblems(lim);
   out["limits"] = {{"fma_gflops_1t", lim.fma1}, {"fma_gflops_all", lim.fmaAll}, {"triad_gbs_1t", lim.triad1},
-                   {"triad_gbs_all", lim.triadAll}, {"cores", cores}, {"measured", measured}};
-  std::printf("machine (%s): FMA %.1f GFLOPS 1 thread, %.1f on %d; triad %.1f GB/s 1 thread, %.1f on %d\n",
+                   {"triad_gbs_all", lim.triadAll}, {"cores", cores}, {"measured", measured},
+                   {"clock_ghz", lim.clockGHz}, {"fma_per_cycle", lim.fmaPerCycle()}, {"problems", problems}};
+  std::printf("machine (%s): FMA %.1f GFLOPS 1 thread, %.1f on %d; triad %.1f GB/s 1 thread, %.1f on %d",
               measured ? "measured now" : "machine.json", lim.fma1, lim.fmaAll, cores, lim.triad1, lim.triadAll, cores);
+  if (lim.clockGHz > 0) std::printf("; clock %.2f GHz: %.2f 512-bit FMAs a cycle", lim.clockGHz, lim.fmaPerCycle());
+  std::printf("\n");
+  for (const std::string &p : problems) std::printf("BAD LIMIT: %s\n", p.c_str());
   if (o.smoke) std::printf("smoke run: tiny sizes, the rates below mean nothing\n");
 
   // Each section's rows are written as soon as it ends, so a long run interrupted keeps what it measured.
@@ -99,6 +104,11 @@ int main(int argc, char **argv) {
   if (parts.count("compile")) out["compile"] = runCompileSection(o), save();
   out["targets"] = printTargets(out);
   save();
+  if (std::vector<std::string> over = rowsOverLimit(out); !over.empty()) {
+    std::printf("\nBAD LIMIT: %zu rows above 100%% of their limit, which therefore does not hold for them:", over.size());
+    for (const std::string &r : over) std::printf(" %s;", r.c_str());
+    std::printf("\n");
+  }
   if (!markdownOut.empty() && !writeMarkdown(out, markdownOut, description)) {
     std::fprintf(stderr, "perf_bench: error: cannot write %s\n", markdownOut.c_str());
     return 1;

@@ -2,6 +2,8 @@
 
 A case lists its inputs in the order of the graph's BUFFER nodes (the order graphs.strip_generators keeps),
 a PyTorch function, an ONNX graph and, for the matrix products, a numpy function. Everything is float32.
+Where PyTorch can write a preallocated output (`out=`, in-place ops), the case also has `torch_out`, the form
+a user who cares about speed writes and the one py_worker.py runs: no fresh output tensor per run.
 """
 import math
 
@@ -36,11 +38,14 @@ def _matmul_case(m, k, n):
     def onnx_fn():
         return _model([oh.make_node("MatMul", ["a", "b"], ["y"])], [("a", [m, k]), ("b", [k, n])], "y", [m, n])
 
+    def torch_out_fn(torch, a, b, out):
+        torch.matmul(a, b, out=out)
+
     def numpy_fn(np, a, b, out):
         np.matmul(a, b, out=out)
 
-    return {"inputs": [[m, k], [k, n]], "output": [m, n], "torch": torch_fn, "onnx": onnx_fn, "numpy": numpy_fn,
-            "flops": 2 * m * k * n}
+    return {"inputs": [[m, k], [k, n]], "output": [m, n], "torch": torch_fn, "torch_out": torch_out_fn,
+            "onnx": onnx_fn, "numpy": numpy_fn, "flops": 2 * m * k * n}
 
 
 # --- elementwise and reductions --------------------------------------------------------------------
@@ -49,12 +54,15 @@ def _ew_chain(n):
     def torch_fn(torch, x, y, z):
         return torch.relu(x * 1.5 + y) * z
 
+    def torch_out_fn(torch, x, y, z, out):
+        torch.mul(x, 1.5, out=out).add_(y).relu_().mul_(z)
+
     def onnx_fn():
         nodes = [oh.make_node("Mul", ["x", "c"], ["t0"]), oh.make_node("Add", ["t0", "y"], ["t1"]),
                  oh.make_node("Relu", ["t1"], ["t2"]), oh.make_node("Mul", ["t2", "z"], ["out"])]
         return _model(nodes, [("x", [n]), ("y", [n]), ("z", [n])], "out", [n], [_const("c", [1.5], [])])
 
-    return {"inputs": [[n]] * 3, "output": [n], "torch": torch_fn, "onnx": onnx_fn}
+    return {"inputs": [[n]] * 3, "output": [n], "torch": torch_fn, "torch_out": torch_out_fn, "onnx": onnx_fn}
 
 
 def _sum(n):

@@ -1,10 +1,15 @@
-// ONNX Runtime as a contender (peers.py's protocol): node ort_worker.js DIR [--first-result].
-// CPU execution provider, 2 intra-op threads, every graph optimization. DIR/case.json names the input files
-// (raw float32) and shapes; DIR/model.onnx is the model. The output tensor is preallocated and bound, as
-// tgc's is. `run N` answers N run times in ms (each after the inputs are rewritten from the master copy),
-// `overhead N` N run times of a one-float Identity model (DIR/identity.onnx), `save` writes
-// DIR/out.ort.bin, `quit` ends. With --first-result it prints, as JSON, the session creation and the first
-// run's times, and exits.
+// ONNX Runtime as a contender (peers.py's protocol): node ort_worker.js DIR [--profile | --first-result].
+// CPU execution provider, 2 intra-op threads, every graph optimization, ORT's memory arena and memory
+// pattern on (its defaults, stated). DIR/case.json names the input files (raw float32) and shapes;
+// DIR/model.onnx is the model; the output tensor is preallocated and bound. `run N` answers N run times in
+// ms, each after the inputs are rewritten from the master copy: the wall time of `session.run` from
+// JavaScript, which includes the Node binding's work after the run (it copies the output into a freshly
+// allocated buffer that it returns: milliseconds for a 64 MB output). With --profile, ORT's profiler is on
+// for the whole session and `profile` answers ORT's own time of every run so far, in order (`model_run`):
+// without the binding's copy, but with the profiler's own cost (tens of microseconds a run on the small
+// models). `overhead N` answers N run times of a one-float Identity model (DIR/identity.onnx), `save`
+// writes DIR/out.<ort|ort_own>.bin, `quit` ends. With --first-result it prints, as JSON, the session
+// creation and the first run's times, and exits.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -35,13 +40,25 @@ async function callOverhead(dir, count) {
   return times;
 }
 
+// ORT's own duration of every run, in order: the `model_run` events of the session's profile (ends profiling).
+function profiledRuns(session, dir) {
+  session.endProfiling();
+  const file = fs.readdirSync(dir).find((f) => f.startsWith('ort_profile') && f.endsWith('.json'));
+  if (!file) throw new Error(`no profile written in ${dir}`);
+  const events = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  return events.filter((e) => e.cat === 'Session' && e.name === 'model_run').map((e) => (e.dur / 1e3).toFixed(6));
+}
+
 async function main() {
   const dir = process.argv[2];
+  const firstResult = process.argv.includes('--first-result');
+  const profile = process.argv.includes('--profile');
   const spec = JSON.parse(fs.readFileSync(path.join(dir, 'case.json'), 'utf8'));
   const t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
     executionProviders: ['cpu'], intraOpNumThreads: 2, interOpNumThreads: 1,
-    graphOptimizationLevel: 'all', executionMode: 'sequential'});
+    graphOptimizationLevel: 'all', executionMode: 'sequential', enableCpuMemArena: true, enableMemPattern: true,
+    enableProfiling: profile, profileFilePrefix: path.join(dir, 'ort_profile')});
   const createMs = msSince(t0);
   const masters = spec.inputs.map((i) => readF32(path.join(dir, i.file)));
   const live = masters.map((m) => new Float32Array(m));
@@ -50,7 +67,7 @@ async function main() {
   const outName = session.outputNames[0];
   const outLen = spec.output.reduce((a, b) => a * b, 1);
   const fetches = {[outName]: new ort.Tensor('float32', new Float32Array(outLen), spec.output)};
-  if (process.argv.includes('--first-result')) {
+  if (firstResult) {
     const t1 = process.hrtime.bigint();
     await session.run(feeds, fetches);
     console.log(JSON.stringify({session_ms: createMs, first_run_ms: msSince(t1)}));
@@ -70,10 +87,13 @@ async function main() {
         times.push(msSince(t).toFixed(6));
       }
       console.log(times.join(' '));
+    } else if (cmd[0] === 'profile') {
+      console.log(profiledRuns(session, dir).join(' '));
     } else if (cmd[0] === 'overhead') {
       console.log((await callOverhead(dir, Number(cmd[1]))).join(' '));
     } else if (cmd[0] === 'save') {
-      fs.writeFileSync(path.join(dir, 'out.ort.bin'), Buffer.from(fetches[outName].data.buffer));
+      const file = path.join(dir, profile ? 'out.ort_own.bin' : 'out.ort.bin');
+      fs.writeFileSync(file, Buffer.from(fetches[outName].data.buffer));
       console.log('ok');
     }
   }

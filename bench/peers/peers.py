@@ -46,7 +46,8 @@ ensure_installed()
 import cases  # noqa: E402
 import graphs  # noqa: E402
 
-NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "torch": "PyTorch", "numpy": "numpy"}
+NAMES = {"tgc": "tgc", "ort": "ONNX Runtime", "ort_own": "ONNX Runtime (profiled)", "torch": "PyTorch",
+         "numpy": "numpy"}
 # max |a - b| over max |reference|: fp32 reassociation and the peers' exp/tanh approximations stay far below
 TOLERANCE = 1e-4
 
@@ -133,12 +134,33 @@ def build_tgc_worker(work, tgc):
 
 # --- the contenders --------------------------------------------------------------------------------
 
+# Every contender's environment: 2 threads in every pool; glibc keeps freed memory in the heap (no mmap per big
+# block, no trimming), so a tensor allocated afresh at each run reuses pages already mapped instead of faulting
+# in new ones (a page fault costs microseconds on this virtual machine: PyTorch's eager elementwise chain spent
+# most of its time in them), as a deployment tunes its allocator.
+WORKER_ENV = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2",
+              "MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(2**63)}
+
+
+def openblas_coretype():
+    """OpenBLAS's AVX-512 kernels where the CPU has AVX-512 (None elsewhere): Debian's OpenBLAS (0.3.21) does not
+    know AMD's Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the FMA width (numpy's matmul_2048:
+    85 ms instead of 47), and so does an environment that sets OPENBLAS_CORETYPE=Haswell; a user tuning it sets
+    the AVX-512 kernels, so the peers get them whatever the environment says."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    return "SkylakeX" if all(f in flags for f in ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")) else None
+
+
 class Worker:
     """One contender's process, spoken to line by line."""
 
     def __init__(self, name, argv):
-        env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
         self.name = name
+        self.runs = 0  # every run so far, warm-up included (ORT's profile lists them all)
+        env = dict(os.environ, **WORKER_ENV)
+        if openblas_coretype():
+            env["OPENBLAS_CORETYPE"] = openblas_coretype()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.expect("ready")
 
@@ -156,7 +178,31 @@ class Worker:
             raise RuntimeError(f"{self.name}: expected '{word}', got '{line}' (exit {self.proc.poll()})")
 
     def run(self, count):
-        return [float(t) for t in self.ask(f"run {count}").split()]
+        times = [float(t) for t in self.ask(f"run {count}").split()]
+        self.runs += len(times)
+        return times
+
+    def cpu_ns(self):
+        """CPU time of all the process's threads so far."""
+        total = 0
+        for task in os.listdir(f"/proc/{self.proc.pid}/task"):
+            try:
+                with open(f"/proc/{self.proc.pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that ended
+        return total
+
+    def settle(self, limit_s=2.0):
+        """Waits until the process is idle: thread pools (OpenBLAS's, OpenMP's, ONNX Runtime's, tgc's) spin
+        for a while after a call, and a spinning contender would take a core from the next one timed."""
+        t0, last = time.perf_counter(), self.cpu_ns()
+        while time.perf_counter() - t0 < limit_s:
+            time.sleep(0.01)
+            now = self.cpu_ns()
+            if now - last < 0.5e6:  # under 5% of a core over 10 ms
+                return
+            last = now
 
     def close(self):
         if self.proc.poll() is None:
@@ -168,9 +214,10 @@ class Worker:
 def start_workers(case, work):
     argv = {"tgc": [os.path.join(work, "tgc_worker"), work],
             "ort": ["node", os.path.join(HERE, "ort_worker.js"), work],
+            "ort_own": ["node", os.path.join(HERE, "ort_worker.js"), work, "--profile"],
             "torch": [sys.executable, os.path.join(HERE, "py_worker.py"), "torch", work],
             "numpy": [sys.executable, os.path.join(HERE, "py_worker.py"), "numpy", work]}
-    names = ["tgc", "ort", "torch"] + (["numpy"] if "numpy" in cases.CASES[case] else [])
+    names = ["tgc", "ort", "ort_own", "torch"] + (["numpy"] if "numpy" in cases.CASES[case] else [])
     workers = []
     try:
         for n in names:
@@ -193,12 +240,32 @@ def warm_up(worker, seconds, batch_ms):
 
 def measure(workers, args):
     """Interleaved rounds after the warm-up: name -> every run's ms."""
-    batch = {w.name: warm_up(w, args.warmup_s, args.batch_ms) for w in workers}
+    batch = {}
+    for w in workers:
+        batch[w.name] = warm_up(w, args.warmup_s, args.batch_ms)
+        w.settle()
     samples = {w.name: [] for w in workers}
     for r in range(args.rounds):
         for w in workers[r % len(workers):] + workers[:r % len(workers)]:
             samples[w.name] += w.run(batch[w.name])
+            w.settle()
     return samples
+
+
+def best_ort(samples, profiled):
+    """ONNX Runtime's better measurement, in place of its two contenders' samples: the wall time of the Node call
+    (which includes the binding copying the output into a fresh buffer: milliseconds for 64 MB) or ORT's own
+    time of each measured run in the profiled process (its profiler's model_run, which includes the profiler's
+    cost: tens of microseconds a run on the small models). Both are in the JSON."""
+    own = [float(t) for t in profiled.ask("profile").split()]
+    if len(own) != profiled.runs:
+        raise RuntimeError(f"ONNX Runtime's profile lists {len(own)} runs, the worker made {profiled.runs}")
+    own = own[len(own) - len(samples["ort_own"]):]
+    both = {"node_call_ms": statistics.median(samples["ort"]), "profiled_model_run_ms": statistics.median(own)}
+    if both["profiled_model_run_ms"] < both["node_call_ms"]:
+        samples["ort"] = own
+    del samples["ort_own"]
+    return both
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -235,11 +302,12 @@ def check_reference(work, folder, corpus):
 def bench_case(case, args):
     work, folder = tempfile.mkdtemp(prefix=f"peers-{case}-"), case_dir(case, args)
     try:
-        row = {"case": case, **prepare_case(case, folder, work, args)}
+        row = {"case": case, "load_average": os.getloadavg()[0], **prepare_case(case, folder, work, args)}
         workers = start_workers(case, work)
         try:
             samples = measure(workers, args)
             row["errors"] = check_outputs(workers, work, cases.CASES[case]["output"])
+            row["ort_measurements"] = best_ort(samples, next(w for w in workers if w.name == "ort_own"))
             ort = next(w for w in workers if w.name == "ort")
             row["ort_call_overhead_ms"] = statistics.median(float(t) for t in ort.ask("overhead 2000").split())
         finally:
@@ -324,8 +392,8 @@ def print_table(rows):
               f"over {len(ratios)} cases (> 1: tgc ahead)")
     overhead = [r["ort_call_overhead_ms"] for r in rows if "ort_call_overhead_ms" in r]
     if overhead:
-        print(f"ONNX Runtime's smallest run (one float through Identity, from node): "
-              f"{statistics.median(overhead):.4f} ms, part of each of its times above")
+        print(f"ONNX Runtime: the better of the Node call's wall time and its profiler's model_run (the JSON has "
+              f"both); the smallest Node call (one float through Identity) takes {statistics.median(overhead):.4f} ms")
     for r in rows:
         if "first_result" in r:
             m = r["first_result"]["median"]
@@ -343,8 +411,10 @@ def environment():
         ort = json.load(f)["version"]
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     info = {"onnxruntime": ort, "torch": torch.__version__, "numpy": np.__version__, "blas": blas,
+            "openblas_coretype": openblas_coretype() or os.environ.get("OPENBLAS_CORETYPE"),
             "load_average_start": os.getloadavg()}
-    print(f"ONNX Runtime {ort}, PyTorch {torch.__version__}, numpy {np.__version__} ({blas}); "
+    print(f"ONNX Runtime {ort}, PyTorch {torch.__version__}, numpy {np.__version__} ({blas}, "
+          f"OPENBLAS_CORETYPE={info['openblas_coretype']}); "
           f"load average {info['load_average_start'][0]:.1f}", file=sys.stderr)
     return info
 
@@ -356,7 +426,7 @@ def main():
     wanted = [c for c in cases.CASES if not args.cases or any(s in c for s in args.cases.split(","))]
     rows, info = [], environment()
     for case in wanted:
-        print(f"{case} ...", file=sys.stderr, flush=True)
+        print(f"{case} ... (load average {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
         try:
             rows.append(bench_case(case, args))
         except Exception as e:  # a failing case is a row, the others still run
