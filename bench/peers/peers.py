@@ -338,16 +338,23 @@ def timed(argv, env=None):
 
 def first_result(folder, work, args, trials=3):
     """Time to the first result in fresh processes, the median of `trials` each: `tgc run` of the perf graph
-    (read, schedule, JIT, run, output written), ONNX Runtime's session creation + first run, tinygrad's first
-    realize (disk caches off); each also as the whole process's wall time (start-up and imports included)."""
-    out = {k: [] for k in ("tgc_run_process_ms", "ort_session_ms", "ort_first_run_ms", "ort_process_ms",
+    (read, schedule, JIT, run, output written) and `tgc compile` (object and header), each cold (an empty kernel
+    cache) and warm (run again on the cache the cold one filled), ONNX Runtime's session creation + first run,
+    tinygrad's first realize (disk caches off); each also as the whole process's wall time (start-up and imports
+    included)."""
+    out = {k: [] for k in ("tgc_run_cold_ms", "tgc_run_warm_ms", "tgc_compile_cold_ms", "tgc_compile_warm_ms",
+                           "ort_session_ms", "ort_first_run_ms", "ort_process_ms",
                            "tinygrad_first_realize_ms", "tinygrad_process_ms")}
     tinygrad = os.path.join(args.shared, "tinygrad")
     tg_env = dict(os.environ, PYTHONPATH=tinygrad, DEV="CPU", CC="clang-22", CACHELEVEL="0")
-    for _ in range(trials):
-        ms, _ = timed([args.tgc, "run", os.path.join(folder, "graph.json"),
-                       "--output-dir", os.path.join(work, "tgc-run")])
-        out["tgc_run_process_ms"].append(ms)
+    graph = os.path.join(folder, "graph.json")
+    for trial in range(trials):
+        for tool, argv in (("run", [args.tgc, "run", graph, "--output-dir", os.path.join(work, "tgc-run")]),
+                           ("compile", [args.tgc, "compile", graph, "-o", os.path.join(work, "tgc-compile", "m.o")])):
+            cache = ["--cache-dir", os.path.join(work, f"kernel-cache-{tool}-{trial}")]
+            for state in ("cold", "warm"):
+                ms, _ = timed(argv + cache)
+                out[f"tgc_{tool}_{state}_ms"].append(ms)
         ms, text = timed(["node", os.path.join(HERE, "ort_worker.js"), work, "--first-result"])
         ort = json.loads(text)
         out["ort_process_ms"].append(ms)
@@ -398,7 +405,9 @@ def print_table(rows):
         if "first_result" in r:
             m = r["first_result"]["median"]
             print(f"time to first result, transformer block (median of 3 fresh processes; in brackets the whole "
-                  f"process): tgc run {fmt(m['tgc_run_process_ms'])} ms | ONNX Runtime session "
+                  f"process): tgc run cold {fmt(m['tgc_run_cold_ms'])} ms, warm {fmt(m['tgc_run_warm_ms'])} ms "
+                  f"(tgc compile cold {fmt(m['tgc_compile_cold_ms'])} ms, warm {fmt(m['tgc_compile_warm_ms'])} ms)"
+                  f" | ONNX Runtime session "
                   f"{fmt(m['ort_session_ms'])} ms + first run {fmt(m['ort_first_run_ms'])} ms "
                   f"[{fmt(m['ort_process_ms'])} ms] | tinygrad first realize {fmt(m.get('tinygrad_first_realize_ms'))}"
                   f" ms [{fmt(m.get('tinygrad_process_ms'))} ms]")
