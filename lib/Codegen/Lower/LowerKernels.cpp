@@ -220,11 +220,10 @@ private:
 
   // The key of each distinct kernel, and the objects the cache has for them.
   void lookUpCache() {
-    context_ = "tgc kernel cache 1\nbuild " + KernelCache::buildIdentity() + "\ntarget " +
-                                tm_.getTargetTriple().str() + " " + tm_.getTargetCPU().str() + " " +
-                                tm_.getTargetFeatureString().str() + " O" + std::to_string(optLevel_) + "\noptions " +
-                                opts_.fingerprint() + "\nprefix " + hooks_.objectSymbolPrefix +
-                                (hooks_.exportEntries ? " entries" : "") + "\n";
+    context_ = "tgc kernel cache 1\nbuild " + KernelCache::buildIdentity() + "\ntarget " + tm_.getTargetTriple().str() +
+               " " + tm_.getTargetCPU().str() + " " + tm_.getTargetFeatureString().str() + " O" +
+               std::to_string(optLevel_) + "\noptions " + opts_.fingerprint() + "\nprefix " +
+               hooks_.objectSymbolPrefix + (hooks_.exportEntries ? " entries" : "") + "\n";
     std::set<std::string> seen;
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       if (!seen.insert(plan_.kernels[i].symbol).second) continue;
