@@ -14,7 +14,6 @@
 #include <fstream>
 #include <link.h>
 #include <random>
-#include <sstream>
 #include <unistd.h>
 #include <vector>
 

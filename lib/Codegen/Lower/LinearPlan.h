@@ -56,6 +56,10 @@ struct ScheduleKernel {
   /// Its variables, the arguments after the buffers (kernelVariables order):
   /// indices into SchedulePlan::vars.
   std::vector<int> vars;
+  /// The SHA-256 of what it compiles from (signature, decisions, optimized
+  /// UOps), set with its symbol by nameKernelsByContent: the kernel cache's
+  /// key holds it, so the content is printed and hashed once.
+  std::string contentDigest;
 };
 
 /// A variable of the schedule: a value bound at run time, in [min, max].

@@ -228,8 +228,10 @@ private:
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       if (!seen.insert(plan_.kernels[i].symbol).second) continue;
       distinct_.push_back(i);
-      keys_[i] = KernelCache::digest(context_ + "symbol " + plan_.kernels[i].symbol + "\n" +
-                                     kernelContent(plan_, i, kernels_[i]));
+      const ScheduleKernel &k = plan_.kernels[i];
+      std::string content =
+          k.contentDigest.empty() ? KernelCache::digest(kernelContent(plan_, i, kernels_[i])) : k.contentDigest;
+      keys_[i] = KernelCache::digest(context_ + "symbol " + k.symbol + "\ncontent " + content + "\n");
       if (auto object = cache_->load(keys_[i])) cachedObjects_[i] = std::move(*object);
     }
   }
@@ -449,10 +451,12 @@ private:
 TargetTraits targetTraits(const llvm::TargetMachine &tm) { return {tm.getTargetTriple().isX86()}; }
 
 void nameKernelsByContent(SchedulePlan &plan, const std::vector<OptimizedKernel> &kernels) {
-  // 64 bits of the content's hash: the cache's key holds the whole content besides.
-  for (size_t i = 0; i < plan.kernels.size(); ++i)
-    plan.kernels[i].symbol =
-        kernelSymbol(KernelCache::digest(kernelContent(plan, i, kernels[i])).substr(0, 16), plan.kernels[i].name);
+  // The symbol carries 64 bits of the content's hash; the cache's key holds the whole digest.
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    ScheduleKernel &k = plan.kernels[i];
+    k.contentDigest = KernelCache::digest(kernelContent(plan, i, kernels[i]));
+    k.symbol = kernelSymbol(k.contentDigest.substr(0, 16), k.name);
+  }
 }
 
 std::vector<OptimizedKernel> optimizeKernels(const SchedulePlan &plan, const KernelOptions &opts, const TargetTraits &target) {
