@@ -6,7 +6,8 @@
 1. exports the program live with tools/export/tgc_export.py (--expected: tinygrad realizes it in this process
    and its outputs, changed buffers and kernel count are written beside the graph);
 2. `tgc opt --passes=schedule --stats`: tgc's kernel count must equal tinygrad's;
-3. `tgc run`: every output and every changed buffer must equal tinygrad's;
+3. `tgc run`, twice on a fresh kernel cache (compiled, then from the cache, which must then compile nothing): every
+   output and every changed buffer must equal tinygrad's;
 4. `tgc compile --emit=exe` and the launcher on the exported inputs: the same;
 5. for `c_program` programs, `tgc compile --weights=embed` linked with c_program.c through the header: the same;
 6. for `steps` programs (the function returns a step to run repeatedly), the model compiled once and linked with
@@ -191,8 +192,15 @@ def check(name: str, spec: dict, a) -> None:
     graph = os.path.join(case, "graph.json")
     # tinygrad's realize skips a constant or plain-buffer output (its .numpy() computes it later, uncounted).
     kernels = tgc_kernel_count(a.tgc, graph) if meta["realize_filter"]["scheduled"] == len(meta["outputs"]) else None
-    run([a.tgc, "run", graph, "--output-dir", os.path.join(a.work, "run")])
-    compare_results(case, os.path.join(a.work, "run"), meta, "tgc run", spec["exact"])
+    # Twice, on a kernel cache of the program's own: compiled, then every kernel taken from the cache.
+    cache = os.path.join(a.work, "kernel-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    for state in ("cold", "warm"):
+        said = run([a.tgc, "run", graph, "--output-dir", os.path.join(a.work, "run-" + state), "--cache-dir", cache,
+                    "--stats"])
+        if state == "warm" and " 0 misses" not in said:
+            raise Failure("the second tgc run compiled kernels again: " + said.strip().splitlines()[-1])
+        compare_results(case, os.path.join(a.work, "run-" + state), meta, f"tgc run ({state} kernel cache)", spec["exact"])
     if kernels is not None and kernels != meta["kernel_count"]:
         raise Failure(f"tgc schedules {kernels} kernels, tinygrad {meta['kernel_count']}")
     check_launcher(a.tgc, case, meta, a.work, spec["exact"])
