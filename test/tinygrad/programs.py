@@ -56,6 +56,14 @@ def linear():
     return [l2(l1(x).relu())]
 
 
+@program("linear_packed")
+def linear_packed():
+    """nn.Linear over enough tokens that its transposed weight is packed panel by panel (MatmulTiling.cpp): with
+    K = 64 the pack is lowered as transposed blocks of registers (TransposedCopy.h), with K = 40 element by element."""
+    wide, narrow = realized(nn.Linear(64, 512), 1), realized(nn.Linear(40, 512), 2)
+    return [wide(data(64, 64)).gelu(), narrow(data(64, 40, seed=1))]
+
+
 @program("conv2d")
 def conv2d():
     c1, c2 = realized(nn.Conv2d(3, 8, 3, padding=1), 1), realized(nn.Conv2d(8, 4, 3, stride=2, bias=False), 2)

@@ -122,6 +122,7 @@ const OptimizationNames &optimizationNames() {
       {"overlap-tiles", &codegen::KernelOptions::overlapTiles},
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
+      {"transpose-copies", &codegen::KernelOptions::transposeCopies},
   };
   return names;
 }

@@ -59,7 +59,9 @@ private:
   void effect(const UOp *u);
   void effectUnguarded(const UOp *u);
   void store(const UOp *u);
-  void openLoop(const UOp *range, mlir::ValueRange iterArgs = {});
+  void openLoop(const UOp *range, mlir::ValueRange iterArgs = {}, int64_t step = 1);
+  /// A copy nest as transposed blocks of vector registers (TransposeToMLIR.cpp).
+  void transposedCopy(const TransposedCopy &t);
   void closeLoop();
 
   // Values.

@@ -183,6 +183,8 @@ void KernelLowering::effectUnguarded(const UOp *u) {
     return;
   case Op::END: {
     if (u->numSrc() < 2) return (void)fail(u, "END without ranges");
+    for (const TransposedCopy &t : spec_.transposedCopies)
+      if (t.end == u) return transposedCopy(t);
     for (size_t i = 1; i < u->numSrc(); ++i) openLoop(u->src(i));
     effect(u->src(0));
     for (size_t i = 1; i < u->numSrc() && scopes_.size() > 1; ++i) closeLoop();
@@ -194,7 +196,7 @@ void KernelLowering::effectUnguarded(const UOp *u) {
   }
 }
 
-void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
+void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs, int64_t step) {
   if (failed()) return;
   if (!r->is(Op::RANGE) || r->numSrc() < 1) return (void)fail(r, "expected a RANGE, got " + r->str());
   for (const Scope &s : scopes_)
@@ -204,7 +206,7 @@ void KernelLowering::openLoop(const UOp *r, mlir::ValueRange iterArgs) {
   if (!bound) return;
   mlir::Value lower = threaded ? fn_.getArgument(numParams()) : i64(0);
   setInsertion(scopes_.size() - 1);
-  auto loop = scf::ForOp::create(b_, loc_, lower, bound, i64(1), iterArgs);
+  auto loop = scf::ForOp::create(b_, loc_, lower, bound, i64(step), iterArgs);
   scopes_.push_back(Scope{r, loop, loop.getBody(), loop.getInductionVar(), nextScopeId_++, nullptr});
 }
 

@@ -34,6 +34,7 @@
 #pragma once
 
 #include "Codegen/Opt/KernelOptions.h"
+#include "Codegen/Opt/TransposedCopy.h"
 #include "IR/Diagnostic.h"
 #include "IR/UOp.h"
 
@@ -63,6 +64,8 @@ struct KernelSpec {
   /// reductions may be reassociated, so the loop vectorizer takes them along
   /// the reduction (never under strict fp).
   bool dotTile = false;
+  /// Copy nests lowered as transposed blocks of vector registers (KernelDecisions::transposedCopies).
+  std::vector<TransposedCopy> transposedCopies;
 };
 
 /// Whether `u` is a variable: a scalar PARAM in the ALU address space.

@@ -291,7 +291,8 @@ private:
     opts.polyTranscendentals = opts_.polyTranscendentals && !d.libmTranscendentals;
     std::vector<std::string> vars;
     for (int j : k.vars) vars.push_back(plan_.vars[size_t(j)].name);
-    KernelSpec spec{k.symbol, k.numArgs, vars, k.noalias, opts, d.threadedLoop, d.tiled && d.tile.alongReduction};
+    KernelSpec spec{k.symbol, k.numArgs, vars, k.noalias, opts, d.threadedLoop, d.tiled && d.tile.alongReduction,
+                    d.transposedCopies};
     if (Status s = lowerKernelToMLIR(module, kernels_[i].body, spec); !s) return inKernel(s.error(), k);
     return Status::success();
   }

@@ -96,6 +96,10 @@ struct KernelOptions {
   /// costly work of j % c (rand's two 32-bit halves of one THREEFRY;
   /// DivmodSplit.h).
   bool unrollQuotient = true;
+  /// Lower a loop nest that copies a matrix into its transpose as blocks of
+  /// vector registers transposed by shuffles, instead of a scatter or gather
+  /// per vector (TransposedCopy.h: the pack of x @ W.T's operand).
+  bool transposeCopies = true;
 
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
@@ -104,7 +108,8 @@ struct KernelOptions {
             .vectorLdexp = false, .maxLanes = false, .hoistInvariant = false, .splitEpilogue = false,
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
-            .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false};
+            .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
+            .transposeCopies = false};
   }
 
   /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
@@ -113,7 +118,7 @@ struct KernelOptions {
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
                    wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
-                   overlapTiles, unrollQuotient})
+                   overlapTiles, unrollQuotient, transposeCopies})
       s += b ? '1' : '0';
     return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork);
   }

@@ -8,6 +8,7 @@
 #include "Codegen/Opt/HoistInvariant.h"
 #include "Codegen/Opt/ParallelLoop.h"
 #include "Codegen/Opt/ReduceLanes.h"
+#include "Codegen/Opt/TransposedCopy.h"
 
 #include <algorithm>
 #include <sstream>
@@ -116,6 +117,7 @@ std::string KernelDecisions::str() const {
   if (scalarOuterLoops) os << " scalar-outer-loops";
   if (keepReductionLoop) os << " rolled-reduction";
   if (libmTranscendentals) os << " libm";
+  if (!transposedCopies.empty()) os << " transposed-copies=" << transposedCopies.size();
   return os.str();
 }
 
@@ -142,6 +144,7 @@ OptimizedKernel optimizeKernel(const UOp *sink, const KernelOptions &opts, const
   body = splitEpilogue(body, opts);
   body = splitMaxLanes(body, opts);
   d.threadedLoop = parallelRange(body, opts, d.threadWork);
+  d.transposedCopies = transposedCopies(body, d.vectorWidth, d.threadedLoop, opts);
   out.body = body;
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include "Codegen/Opt/KernelOptions.h"
 #include "Codegen/Opt/MatmulTiling.h"
+#include "Codegen/Opt/TransposedCopy.h"
 #include "IR/UOp.h"
 
 #include <string>
@@ -45,6 +46,8 @@ struct KernelDecisions {
   bool keepReductionLoop = false;
   /// Transcendentals are libm calls in this kernel, polynomials otherwise (when enabled at all).
   bool libmTranscendentals = false;
+  /// Copy nests lowered as transposed blocks of vector registers (TransposedCopy.h).
+  std::vector<TransposedCopy> transposedCopies;
 
   /// One line, `key=value` per decision made (what `--print-after` shows).
   std::string str() const;
