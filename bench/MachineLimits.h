@@ -47,12 +47,11 @@ struct Limits {
   /// Slack for timer and clock jitter before a measured peak counts as impossible.
   static constexpr double kSlack = 1.08;
   /// Per counted byte the triad moves at least as much over the memory bus as a read (4/3 when its store's line
-  /// is read for ownership before the write-back), so reading is at least as fast: below kMinReadOverTriad of
-  /// the triad the read was disturbed. The bound is below 1 because the two are measured one after the other on
-  /// a shared host, where back-to-back bandwidth trials differ by up to a fifth; where one core's rate is set by
-  /// the lines it keeps in flight rather than by the bus, the two are about equal. A bus as fast at writing as at
-  /// reading reads at 4/3 of the triad; twice the triad leaves room for the cost of turning the bus from writes
-  /// to reads, not for a read buffer served from cache or a triad measured under load.
+  /// is read for ownership before the write-back), so reading is at least as fast; where a core's rate is set by
+  /// the lines it keeps in flight rather than by the bus (this machine), the two are about equal. The lower bound
+  /// is below 1 because alternating trials on a shared host still differ by up to a fifth. A bus as fast at
+  /// writing as at reading reads at 4/3 of the triad; twice the triad leaves room for the cost of turning the bus
+  /// from writes to reads, not for a read buffer served from cache or a triad measured under load.
   static constexpr double kMinReadOverTriad = 0.75;
   static constexpr double kMaxReadOverTriad = 2;
   /// A kernel that writes at most 1/64 of the bytes it reads is judged against the read bandwidth: even at twice
