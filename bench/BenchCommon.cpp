@@ -87,18 +87,54 @@ double clockGHz(int64_t iters) {
   return best;
 }
 
-// c = a + 3b over three arrays, STREAM's byte count (3 x 4 bytes per element).
-double triadGBs(int threads, int64_t n) {
-  std::vector<float> a(n, 1.f), b(n, 2.f), c(n, 0.f);
-  double best = 0;
-  for (int trial = 0; trial < 5; ++trial) {
-    auto t0 = Clock::now();
-    onThreads(threads, [&](int t) {
-      int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+// One pass of body over [0, n) split among the threads, in GB/s for `bytes`. Bandwidth is shared by the cores, so
+// the pass is timed by the wall clock: per-thread CPU time would credit each thread with the whole memory bus while
+// another waited.
+template <class Body> double streamGBs(int threads, int64_t n, double bytes, Body &&body) {
+  auto t0 = Clock::now();
+  onThreads(threads, [&](int t) { body(n * t / threads, n * (t + 1) / threads); });
+  return bytes / (msSince(t0) / 1e3) / 1e9;
+}
+
+// The sum of p[0, n) in 8 independent chains of 16-float adds: enough to cover the add latency at two loads a
+// cycle, so the loop waits on memory, not on its adds. Each line is also prefetched 2 KiB ahead: the hardware
+// prefetcher alone keeps too few lines of one stream in flight to fill the bus from one core.
+__attribute__((target("avx512f"))) float sumAvx512(const float *p, int64_t n) {
+  constexpr int kChains = 8, kStep = 16 * kChains, kAhead = 512;
+  __m512 acc[kChains];
+  for (__m512 &a : acc) a = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + kStep <= n; i += kStep) {
+    for (int k = 0; k < kChains; ++k) _mm_prefetch(reinterpret_cast<const char *>(p + i + kAhead + 16 * k), _MM_HINT_T0);
+    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_add_ps(acc[k], _mm512_loadu_ps(p + i + 16 * k));
+  }
+  for (int k = 1; k < kChains; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
+  float s = _mm512_reduce_add_ps(acc[0]);
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+struct StreamRates {
+  double triad = 0, read = 0;
+};
+
+// The triad c = a + 3b over three arrays of n floats (STREAM's byte count, 3 x 4 bytes per element) and a sum of
+// as many bytes, best of several trials each, the first discarded (it warms the TLBs). The two alternate, so a
+// burst of load on the host lowers both rather than one, and limitProblems can compare them.
+StreamRates streamRates(int threads, int64_t n) {
+  constexpr int kTrials = 10;
+  std::vector<float> a(n, 1.f), b(n, 2.f), c(n, 0.f), r(3 * n, 1.f);
+  const double bytes = 3.0 * 4 * double(n);
+  StreamRates best;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    double triad = streamGBs(threads, n, bytes, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + 3.f * b[i];
     });
-    double s = msSince(t0) / 1e3;
-    if (trial > 0) best = std::max(best, 3.0 * 4 * double(n) / s / 1e9); // trial 0 pages the arrays in
+    double read = streamGBs(threads, 3 * n, bytes, [&](int64_t lo, int64_t hi) {
+      float s = sumAvx512(r.data() + lo, hi - lo);
+      asm volatile("" : : "x"(s)); // the sum counts as used, so the loop stays
+    });
+    if (trial > 0) best.triad = std::max(best.triad, triad), best.read = std::max(best.read, read);
   }
   return best;
 }
@@ -115,8 +151,9 @@ Limits measureLimits(int cores, double scale) {
   l.fma1 = fmaGflops(1, iters);
   l.fmaAll = fmaGflops(cores, iters);
   l.clockGHz = clockGHz(iters);
-  l.triad1 = triadGBs(1, n);
-  l.triadAll = triadGBs(cores, n);
+  StreamRates one = streamRates(1, n), all = streamRates(cores, n);
+  l.triad1 = one.triad, l.read1 = one.read;
+  l.triadAll = all.triad, l.readAll = all.read;
   return l;
 }
 
@@ -152,18 +189,32 @@ KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers 
     kt.flops += est.flops;
     kt.kernelBytes.push_back(est.bytesRead + est.bytesWritten);
     kt.bytes += kt.kernelBytes.back();
+    kt.bytesRead += est.bytesRead;
+    kt.bytesWritten += est.bytesWritten;
     kt.names.push_back(plan.kernels[call.kernel].name);
     ++kt.kernels;
   }
   return kt;
 }
 
-nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute) {
+nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute, const KernelTiming &kt) {
   double gflops = flops / ms / 1e6, gbs = bytes / ms / 1e6;
+  LimitKind kind = limitKind(compute, double(kt.bytesRead), double(kt.bytesWritten));
+  int64_t largest = kt.kernelBytes.empty() ? 0 : *std::max_element(kt.kernelBytes.begin(), kt.kernelBytes.end());
   return {{"bound", compute ? "compute" : "memory"},
+          {"limit", limitName(kind)},
+          {"limit_value", lim.allCores(kind)},
           {"gflops", gflops},
           {"gbs", gbs},
-          {"frac_limit", compute ? gflops / lim.fmaAll : gbs / lim.triadAll}};
+          {"frac_limit", (compute ? gflops : gbs) / lim.allCores(kind)},
+          {"bytes_read", kt.bytesRead},
+          {"bytes_written", kt.bytesWritten},
+          {"largest_kernel_bytes", largest},
+          {"cache_resident", cacheResident(kind, double(largest))}};
+}
+
+std::string rowLimitPercent(const nlohmann::json &row) {
+  return limitPercent(row.value("frac_limit", 0.0), row.value("cache_resident", false));
 }
 
 nlohmann::json readJson(const std::filesystem::path &p) {

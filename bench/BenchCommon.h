@@ -60,11 +60,12 @@ template <class Load, class Run> double modelMedianMs(int reps, double minSample
   return median(t);
 }
 
-/// FMA peak (AVX-512, 12 chains) and streaming triad (3 x 128 MiB), on 1
-/// thread and on `cores`, and the core clock. `scale` < 1 shortens every loop
-/// (smoke runs). The FMA loops and the clock are timed by each thread's CPU
-/// time, best of many short trials, so time other processes hold a core is not
-/// charged to the peak.
+/// FMA peak (AVX-512, 12 chains), streaming triad (3 x 128 MiB) and streaming
+/// read (a sum of 384 MiB), on 1 thread and on `cores`, and the core clock.
+/// `scale` < 1 shortens every loop (smoke runs). The FMA loops and the clock
+/// are timed by each thread's CPU time, best of many short trials, so time
+/// other processes hold a core is not charged to the peak; the bandwidths by
+/// the wall clock, as the cores share the memory bus.
 Limits measureLimits(int cores, double scale = 1.0);
 
 /// Time and estimated work of the kernels under test of one schedule: the
@@ -74,6 +75,7 @@ struct KernelTiming {
   double ms = 0;          ///< sum over those kernels of each one's median time
   int64_t flops = 0;      ///< Estimates.h: tinygrad's `ops`
   int64_t bytes = 0;      ///< Estimates.h: tinygrad's `mem` (read + written)
+  int64_t bytesRead = 0, bytesWritten = 0; ///< `bytes`, split
   int kernels = 0;
   std::vector<std::string> names;
   std::vector<double> kernelMs;    ///< each kernel's median, in `names` order
@@ -87,9 +89,14 @@ bool readsBuffer(const UOp *sink);
 /// once) `reps` times, repeating it within a sample until a sample lasts ~`minSampleMs`.
 KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers &hb, int reps, double minSampleMs);
 
-/// Rates and the fraction of the all-core limit, as JSON fields of a row:
-/// compute-bound (FMA limit) when flops/bytes is above the ridge, else memory-bound (triad).
-nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute);
+/// Rates and the fraction of the all-core limit that bounds the row, as JSON
+/// fields of a row: the FMA peak when `compute`, else the read bandwidth when
+/// the kernels under test `kt` (nearly) only read, else the triad (limitKind);
+/// and whether the row's largest kernel fits in the cache (cacheResident).
+nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute, const KernelTiming &kt);
+
+/// A row's `frac_limit` as the tables print it, marked when the row is cache-resident (limitPercent).
+std::string rowLimitPercent(const nlohmann::json &row);
 
 nlohmann::json readJson(const std::filesystem::path &p);
 

@@ -4,7 +4,8 @@
 // with every optimization on (threads on all cores) and its kernels under test
 // timed. No tinygrad time exists for these graphs: the row shows tgc's rate,
 // from tgc's estimates of tinygrad's `ops` and `mem`, and its fraction of the
-// limit measured in the run (FMA above the roofline ridge, triad below).
+// limit measured in the run (FMA above the roofline ridge; below it the read
+// bandwidth for kernels that only read, else the triad).
 //
 //===----------------------------------------------------------------------===//
 #include "Sections.h"
@@ -58,7 +59,7 @@ nlohmann::json runKernelCase(const KernelCase &c, const BenchOptions &o, const L
   row["kernel_bytes_each"] = kt.kernelBytes;
   row["flops"] = kt.flops;
   row["bytes"] = kt.bytes;
-  row.update(rateFields(double(kt.flops), double(kt.bytes), kt.ms, lim, double(kt.flops) > lim.ridge() * double(kt.bytes)));
+  row.update(rateFields(double(kt.flops), double(kt.bytes), kt.ms, lim, double(kt.flops) > lim.ridge() * double(kt.bytes), kt));
   return row;
 }
 
@@ -67,7 +68,7 @@ nlohmann::json runKernelCase(const KernelCase &c, const BenchOptions &o, const L
 nlohmann::json runKernelSection(const BenchOptions &o, const Limits &lim) {
   nlohmann::json rows = nlohmann::json::array();
   std::printf("\nkernel cases (tgc's own graphs, all optimizations, %d threads; no tinygrad time exists)\n", lim.cores);
-  std::printf("%-22s %-11s %4s %10s %9s %8s %6s %-7s\n", "case", "group", "kern", "ms", "GFLOPS", "GB/s", "lim%", "bound");
+  std::printf("%-22s %-11s %4s %10s %9s %8s %-5s %s\n", "case", "group", "kern", "ms", "GFLOPS", "GB/s", "limit", "lim%");
   for (const KernelCase &c : kernelCases()) {
     if (!selected(c.name, o.filter)) continue;
     nlohmann::json row = runKernelCase(c, o, lim);
@@ -76,16 +77,17 @@ nlohmann::json runKernelSection(const BenchOptions &o, const Limits &lim) {
       std::printf("%-22s error: %s\n", c.name.c_str(), row["error"].get<std::string>().c_str());
       continue;
     }
-    std::printf("%-22s %-11s %4zu %10.4f %9.1f %8.1f %6s %-7s\n", c.name.c_str(), c.group.c_str(), row["kernels"].size(),
+    std::printf("%-22s %-11s %4zu %10.4f %9.1f %8.1f %-5s %s\n", c.name.c_str(), c.group.c_str(), row["kernels"].size(),
                 row["kernel_ms"].get<double>(), row["gflops"].get<double>(), row["gbs"].get<double>(),
-                limitPercent(row["frac_limit"].get<double>()).c_str(), row["bound"].get<std::string>().c_str());
+                row["limit"].get<std::string>().c_str(), rowLimitPercent(row).c_str());
     std::fflush(stdout);
   }
   std::printf("columns: kern = kernels under test (those that read a buffer); ms = the sum of their medians; rates from\n"
-              "tgc's estimates (tinygrad's ops / mem); lim%% = of the all-core FMA peak (compute-bound: FLOP/byte above\n"
-              "the idle machine's ridge %.1f) or of the all-core triad beyond cache (memory-bound); BAD LIMIT = above\n"
-              "100%%: the limit does not hold for the row (cache-resident rows exceed the triad; a peak measured low).\n",
-              lim.ridge());
+              "tgc's estimates (tinygrad's ops / mem); limit = what bounds the row: FMA (FLOP/byte above the idle\n"
+              "machine's ridge %.1f), read (memory-bound, writes at most 1/%.0f of the bytes read), else triad; lim%% = of\n"
+              "that limit on all cores; cache = the largest kernel's bytes fit in the last-level cache, so the row can beat\n"
+              "a limit measured beyond it; BAD LIMIT = above 100%%: the limit does not hold for the row.\n",
+              lim.ridge(), Limits::kReadOnlyRatio);
   return rows;
 }
 

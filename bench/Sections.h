@@ -21,7 +21,8 @@ nlohmann::json runCompileSection(const BenchOptions &o);
 /// Issue #9's four targets, from the rows of `out` (sections not run: "not measured").
 nlohmann::json printTargets(const nlohmann::json &out);
 
-/// Every row (kernel case, or perf case under a config) whose figure exceeds 100% of its limit: "case (config)".
+/// Every row (kernel case, or perf case under a config) whose figure exceeds 100% of its limit: "case (config)",
+/// followed by " (cache)" when the row is cache-resident.
 std::vector<std::string> rowsOverLimit(const nlohmann::json &out);
 
 /// The page header's line: the command, the date, the CPU, the threads and the load.

@@ -21,7 +21,8 @@ const nlohmann::json &rowsOf(const nlohmann::json &out, const char *section) {
   return out.contains(section) ? out[section] : none;
 }
 
-/// Elementwise and reductions beyond the cache: every such kernel case at >= 80% of the all-core triad.
+/// Elementwise and reductions beyond the cache: every such kernel case at >= 80% of its all-core limit (the
+/// read bandwidth for reductions to a scalar, the triad for kernels that write as much as they read).
 Target bandwidth(const nlohmann::json &out) {
   Target t{"elementwise and reductions >= 80% of the measured streaming bandwidth beyond cache", ""};
   double worst = INFINITY;
@@ -35,7 +36,8 @@ Target bandwidth(const nlohmann::json &out) {
     double f = r["frac_limit"].get<double>();
     worst = std::min(worst, f);
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%s %s; ", r["case"].get<std::string>().c_str(), limitPercent(f).c_str());
+    std::snprintf(buf, sizeof buf, "%s %s of %s; ", r["case"].get<std::string>().c_str(), rowLimitPercent(r).c_str(),
+                  r.value("limit", "-").c_str());
     t.value += buf;
   }
   t.measured = std::isfinite(worst);
@@ -58,7 +60,7 @@ Target matmul(const nlohmann::json &out) {
     const auto &c = r["configs"].back();
     char buf[96];
     std::snprintf(buf, sizeof buf, "%s %.0f GFLOPS = %s; ", r["case"].get<std::string>().c_str(), c["gflops"].get<double>(),
-                  limitPercent(c["frac_limit"].get<double>()).c_str());
+                  rowLimitPercent(c).c_str());
     t.value += buf;
     all &= c["frac_limit"].get<double>() >= 0.5;
     ++found;
@@ -122,12 +124,13 @@ Target scheduling(const nlohmann::json &out) {
 
 std::vector<std::string> rowsOverLimit(const nlohmann::json &out) {
   std::vector<std::string> over;
+  auto cache = [](const nlohmann::json &r) { return r.value("cache_resident", false) ? " (cache)" : ""; };
   for (const auto &r : rowsOf(out, "kernels"))
-    if (overLimit(r.value("frac_limit", 0.0))) over.push_back(r["case"].get<std::string>());
+    if (overLimit(r.value("frac_limit", 0.0))) over.push_back(r["case"].get<std::string>() + cache(r));
   for (const auto &r : rowsOf(out, "perf"))
     for (const auto &c : r.value("configs", nlohmann::json::array()))
       if (overLimit(c.value("frac_limit", 0.0)))
-        over.push_back(r["case"].get<std::string>() + " (" + c["config"].get<std::string>() + ")");
+        over.push_back(r["case"].get<std::string>() + " (" + c["config"].get<std::string>() + ")" + cache(c));
   return over;
 }
 
