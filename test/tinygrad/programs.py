@@ -64,6 +64,14 @@ def linear_packed():
     return [wide(data(64, 64)).gelu(), narrow(data(64, 40, seed=1))]
 
 
+@program("causal_attention")
+def causal_attention():
+    """Causal scaled dot-product attention over enough queries and heads that q @ k.T is a packed register tile whose
+    causal mask is evaluated after the tile, from its sums (MatmulTiling.cpp's epilogue tile)."""
+    q, k, v = data(1, 4, 128, 64, seed=1), data(1, 4, 128, 64, seed=2), data(1, 4, 128, 64, seed=3)
+    return [q.scaled_dot_product_attention(k, v, is_causal=True)]
+
+
 @program("conv2d")
 def conv2d():
     c1, c2 = realized(nn.Conv2d(3, 8, 3, padding=1), 1), realized(nn.Conv2d(8, 4, 3, stride=2, bias=False), 2)

@@ -133,8 +133,8 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, boo
 // head): the transposed operand moves with the head too, so its panel cannot
 // be packed once; a tile of dot products. Returns the tile the default
 // options choose.
-codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, int64_t n) {
-  INFO("batched x @ W.T: " << heads << " x (" << m << "x" << kk << " by (" << n << "x" << kk << ")^T)");
+codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, int64_t n, bool masked = false) {
+  INFO("batched x @ W.T: " << heads << " x (" << m << "x" << kk << " by (" << n << "x" << kk << ")^T)" << (masked ? ", masked" : ""));
   std::vector<double> ref(size_t(heads * m * n)), bound(size_t(heads * m * n));
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < m; ++i)
@@ -144,6 +144,7 @@ codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, in
           double v = double(testInput((h * m + i) * kk + r, 3)) * double(testInput((h * n + j) * kk + r, 4));
           s += v, mag += std::fabs(v);
         }
+        if (masked && i < j) s = double(-1e30f), mag = 0; // WHERE(i < j, -1e30, dot): a causal mask, exact
         ref[size_t((h * m + i) * n + j)] = s, bound[size_t((h * m + i) * n + j)] = mag;
       }
   codegen::MatmulTile chosen;
@@ -155,6 +156,7 @@ codegen::MatmulTile checkBatchedDotTile(int64_t heads, int64_t m, int64_t kk, in
     const UOp *h = range(k.c, heads, 0, "LOOP"), *i = range(k.c, m, 1, "LOOP"), *j = range(k.c, n, 2, "LOOP"),
               *r = range(k.c, kk, 3, "REDUCE");
     const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(k.lin(h, m, i), kk, r)), k.idx(b, k.lin(k.lin(h, n, j), kk, r))}), {r});
+    if (masked) red = k.op(Op::WHERE, f, {k.op(Op::CMPLT, dtypes::Bool, {i, j}), k.cf(-1e30), red});
     const UOp *kern = k.sink({k.end(k.store(c, k.lin(k.lin(h, m, i), n, j), red), {h, i, j})});
     if (std::string(name) == "default") codegen::tileMatmul(kern, opts.kernel, {}, &chosen);
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, heads * m * n), buffer(k.c, 11, f, heads * m * kk),
@@ -487,7 +489,13 @@ TEST_CASE("tiled kernels: q @ k.T over 512 keys, k packed per head and panel of 
   CHECK(tile.columns == 32);
 }
 
-TEST_CASE("tile-matmul: a causally masked q @ k.T stays a tile of dot products, unmasked it is packed per head") {
+TEST_CASE("tiled kernels: causally masked q @ k.T, packed per head with its mask evaluated from an epilogue tile (2 x 32x64 by (512x64)^T)") {
+  codegen::MatmulTile tile = checkBatchedDotTile(2, 32, 64, 512, /*masked=*/true);
+  CHECK(!tile.alongReduction);
+  CHECK(tile.epilogueTile);
+}
+
+TEST_CASE("tile-matmul: q @ k.T is packed per head, causally masked as an epilogue tile") {
   auto tileOf = [](bool masked) {
     KB k;
     DType f = dtypes::Float32;
@@ -503,7 +511,10 @@ TEST_CASE("tile-matmul: a causally masked q @ k.T stays a tile of dot products, 
   };
   CHECK(!tileOf(false).alongReduction);
   CHECK(tileOf(false).columns == 32);
-  CHECK(tileOf(true).alongReduction);
+  CHECK(!tileOf(false).epilogueTile);
+  CHECK(!tileOf(true).alongReduction);
+  CHECK(tileOf(true).columns == 32);
+  CHECK(tileOf(true).epilogueTile);
 }
 
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {

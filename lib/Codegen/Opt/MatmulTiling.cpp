@@ -9,6 +9,7 @@
 #include "Codegen/Opt/MatmulTiling.h"
 #include "Codegen/Opt/ParallelLoop.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -155,6 +156,8 @@ private:
   const UOp *tileStart(const UOp *s) const;
   void buildPack();
   std::vector<const UOp *> buildStores() const;
+  const UOp *tileStore(const UOp *store, int64_t i, const UOp *j) const;
+  std::vector<const UOp *> buildEpilogueTile() const;
   const UOp *buildNest(const std::vector<const UOp *> &stores) const;
 
   const UOp *sink;
@@ -175,11 +178,13 @@ private:
   int64_t axis = 0; // the last axis id given to a new range
   const UOp *ko = nullptr; // the outer loop of a blocked reduction
   bool panelOuter = false, packs = false;
+  bool epilogueTile = false; // the tile's sums go to a kernel-local tile, its epilogue runs after (choosePacking)
   std::optional<int64_t> kN; // the trips of a single-range reduction
   std::vector<const UOp *> panelRanges; // output loops around a pack
   int64_t subPanels = 1, panelColumns = 0;
   const UOp *colOuter = nullptr, *rowOuter = nullptr, *sub = nullptr; // sub: the column tile within a wide panel
   const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
+  const UOp *rowIn = nullptr, *columnIn = nullptr; // the loops of an epilogue tile's nest
 };
 
 const UOp *MatmulTiler::run() {
@@ -196,6 +201,7 @@ const UOp *MatmulTiler::run() {
   choosePacking();
   if (transposed && !packs && !chooseDotTile()) return nullptr;
   chooseSubPanels();
+  tile.epilogueTile = epilogueTile;
   buildOuterRanges();
   if (packs) buildPack();
   return ctx.get(Op::SINK, sink->dtype(), {buildNest(buildStores())}, sink->arg(), sink->tag());
@@ -386,28 +392,35 @@ void MatmulTiler::blockReduction() {
 void MatmulTiler::choosePacking() {
   kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
-  if (!opts.packMatmulPanel || !panelOuter || ko || !kN || *kN * tile.columns * 4 > kMaxPanelBytes || rowTiles < 4 ||
+  if (!opts.packMatmulPanel || ko || !kN || *kN * tile.columns * 4 > kMaxPanelBytes || rowTiles < 4 ||
       colLoad->dtype().itemsize() != 4 || colLoad->src(1)->is(Op::WHERE))
     return;
   packs = true;
+  int64_t panels = colTiles.tiles;
   for (const UOp *n : toposort(colLoad->src(1))) {
     if (!n->is(Op::RANGE) || n == red->src(1) || n == col) continue;
     bool outputLoop = std::find(ranges.begin(), ranges.end(), n) != ranges.end() && n != row;
-    if (transposed && outputLoop) panelRanges.push_back(n);
+    if (transposed && outputLoop) panelRanges.push_back(n), panels *= tripCount(n).value_or(1);
     else packs = false;
   }
-  // (Only over kMinColumnTiles panels or more, panelOuter: the perf
-  // transformer block's q @ k.T, 8 panels of 32 keys per head, ran 13x
-  // slower packed, 0.45 -> 5.7 ms.)
+  // The panels (with those of the loops around the pack: attention's heads)
+  // must be enough to split over threads.
+  packs = packs && (panelOuter || (!panelRanges.empty() && panels >= kMinColumnTiles));
   // A transposed tile whose stored value also compares along the columns
-  // (attention's causal mask: WHERE(i < j, -inf, score)) is left to the
-  // dot-product tile: packed, LLVM kept its reduction scalar with the tile
-  // spilled (8 x 512 x 512 x 64 q @ k.T, masked: 22-25 ms packed, 2.3-2.5
-  // as dot products, 0.75-0.79 packed unmasked).
+  // (attention's causal mask: score + (j <= i ? 0 : -inf)) stores its sums
+  // into a kernel-local tile and evaluates the stored value in a loop nest
+  // after it: kept with the sums, LLVM's SLP vectorizer left that value
+  // scalar, extracting every sum from its accumulator (the tile's epilogue
+  // then took as long as its 64-step reduction), or kept the reduction
+  // itself scalar with the tile spilled (8 x 512 x 512 x 64 q @ k.T:
+  // 22-25 ms packed, 2.3-2.5 as dot products, 0.75-0.79 packed unmasked).
   if (packs && transposed)
     for (const UOp *u : toposort(value))
-      if (u->isIn(group::Comparison) && dependsOn(u, col) && !dependsOn(red->src(0), u)) packs = false;
-  if (!packs) panelRanges.clear();
+      if (u->isIn(group::Comparison) && dependsOn(u, col) && !dependsOn(red->src(0), u)) epilogueTile = true;
+  // (its sums are kept in a buffer typed like the panel's)
+  if (epilogueTile && colLoad->dtype() != red->dtype()) packs = false;
+  if (!packs) panelRanges.clear(), epilogueTile = false;
+  else panelOuter = true;
 }
 
 // Too few row tiles to pack a transposed operand (nn.Linear over a few
@@ -448,6 +461,7 @@ void MatmulTiler::buildOuterRanges() {
   colOuter = overlaps ? newRange(col, colTiles.tiles) : newRange(col, colN / panelColumns);
   rowOuter = row ? newRange(row, *tripCount(row) / tile.rows) : nullptr;
   sub = subPanels > 1 ? newRange(col, subPanels) : nullptr;
+  if (epilogueTile) rowIn = newRange(row, tile.rows), columnIn = newRange(col, tile.columns);
 }
 
 // The first column of a tile: colOuter * panelColumns (+ s * columns), or
@@ -486,21 +500,50 @@ void MatmulTiler::buildPack() {
   st = substitute(st, {{colLoad, packedAt(sub, k, column)}});
 }
 
+// `store` at output (i, j) of the tile: row i (a constant, or with `rowIn`
+// a range of the epilogue nest) and column j.
+const UOp *MatmulTiler::tileStore(const UOp *store, int64_t i, const UOp *j) const {
+  std::unordered_map<const UOp *, const UOp *> at{{col, ctx.get(Op::ADD, col->dtype(), {tileStart(sub), j})}};
+  if (row) {
+    const UOp *scaled = ctx.get(Op::MUL, rowOuter->dtype(), {rowOuter, constLike(rowOuter, tile.rows)});
+    at[row] = ctx.get(Op::ADD, rowOuter->dtype(), {scaled, i >= 0 ? constLike(rowOuter, i) : rowIn});
+  }
+  if (column) at[column] = j;
+  return substitute(store, at);
+}
+
 // The store once per output of the tile, rows x columns of them.
 std::vector<const UOp *> MatmulTiler::buildStores() const {
-  std::vector<const UOp *> stores;
-  const UOp *firstColumn = tileStart(sub);
+  std::vector<const UOp *> stores = epilogueTile ? buildEpilogueTile() : std::vector<const UOp *>{};
+  if (!stores.empty()) return stores;
+  for (int64_t i = 0; i < tile.rows; ++i)
+    for (int64_t j = 0; j < tile.columns; ++j) stores.push_back(tileStore(st, i, constLike(col, j)));
+  return stores;
+}
+
+// The tile's sums into a kernel-local tile T[i][j] (the register tile), then
+// the stored value over T in a loop nest of its own (rows x columns), which
+// vectorizes along the columns.
+std::vector<const UOp *> MatmulTiler::buildEpilogueTile() const {
+  const UOp *sum = nullptr; // the tiled reduction as it is in st (reading the packed panel)
+  for (const UOp *u : toposort(st->src(1)))
+    if (u->is(Op::REDUCE) && std::ranges::equal(u->src().subspan(1), red->src().subspan(1))) sum = u;
+  if (!sum) return {};
+  const UOp *sums = localBuffer(colLoad->src(0), tile.rows * tile.columns, 1);
+  auto sumAt = [&](const UOp *i, const UOp *j) {
+    const UOp *flat = ctx.get(Op::ADD, j->dtype(), {ctx.get(Op::MUL, j->dtype(), {i, constLike(j, tile.columns)}), j});
+    return ctx.get(Op::INDEX, sum->dtype(), {sums, flat});
+  };
+  std::vector<const UOp *> effects;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j) {
-      std::unordered_map<const UOp *, const UOp *> at{{col, ctx.get(Op::ADD, col->dtype(), {firstColumn, constLike(col, j)})}};
-      if (row) {
-        const UOp *scaled = ctx.get(Op::MUL, rowOuter->dtype(), {rowOuter, constLike(rowOuter, tile.rows)});
-        at[row] = ctx.get(Op::ADD, rowOuter->dtype(), {scaled, constLike(rowOuter, i)});
-      }
-      if (column) at[column] = constLike(column, j);
-      stores.push_back(substitute(st, at));
+      const UOp *fill = ctx.get(Op::STORE, st->dtype(), {sumAt(constLike(col, i), constLike(col, j)), sum});
+      effects.push_back(tileStore(fill, i, constLike(col, j)));
     }
-  return stores;
+  const UOp *ei = rowIn, *ej = columnIn;
+  const UOp *epilogue = substitute(st, {{sum, sumAt(ei, ej)}});
+  effects.push_back(ctx.get(Op::END, end->dtype(), {tileStore(epilogue, -1, ej), ei, ej}, end->arg()));
+  return effects;
 }
 
 // The loops around the tile's stores: the panel loop (outermost, or where
@@ -529,7 +572,7 @@ const UOp *MatmulTiler::buildNest(const std::vector<const UOp *> &stores) const 
 } // namespace
 
 const UOp *tileMatmul(const UOp *sink, const KernelOptions &opts, MatmulTile tile, MatmulTile *chosen) {
-  if (chosen) *chosen = MatmulTile{0, 0, 0, false};
+  if (chosen) *chosen = MatmulTile{0, 0, 0, false, false};
   MatmulTiler tiler(sink, opts, tile);
   const UOp *tiled = tiler.run();
   if (!tiled) return sink;

@@ -36,6 +36,9 @@ struct MatmulTile {
   /// A tile of dot products vectorized along the reduction (x @ W.T over a
   /// few rows), not along its columns.
   bool alongReduction = false;
+  /// The tile's sums are stored into a kernel-local tile and the stored value
+  /// is evaluated from it in a loop nest after the tile (a causal mask).
+  bool epilogueTile = false;
 };
 
 /// The column tile loop is the outermost (threaded) one when it has at least
