@@ -21,15 +21,6 @@ namespace {
 
 using ReplaceMap = std::unordered_map<const UOp *, const UOp *>;
 
-struct Item {
-  const UOp *n;
-  const UOp *newN;
-  uint8_t stage;
-};
-struct Wait {
-  Item item;
-  int32_t next; // the next parked item on the same node, or -1
-};
 // Everything the rewrite knows about a node, in one table (one probe per question).
 struct NodeState {
   const UOp *result = nullptr; ///< what the node was rewritten to (tinygrad's replace dict)
@@ -37,6 +28,18 @@ struct NodeState {
   int32_t waitHead = -1;       ///< first parked item waiting on this node, in waits
   bool onStack = false;        ///< scheduled for stage 0 already
   bool bpmDone = false;
+};
+// A work item carries n's state slot (slots keep their address for the whole
+// rewrite): it was found when the item was made, so popping it probes nothing.
+struct Item {
+  const UOp *n;
+  const UOp *newN;
+  NodeState *st; ///< n's slot
+  uint8_t stage;
+};
+struct Wait {
+  Item item;
+  int32_t next; // the next parked item on the same node, or -1
 };
 // A rewrite's working memory. Most rewrites are small ones from rule
 // callbacks, so it is pooled (NodeTable.h) rather than allocated per call.
@@ -116,7 +119,8 @@ private:
     return r;
   }
   // pre-order bpm on x, memoized: the rewrite or nullptr; sets gated_ if the rule gated.
-  const UOp *bpmRewrite(const UOp *x, bool &gated) {
+  // `known` is x's slot when the caller has it.
+  const UOp *bpmRewrite(const UOp *x, bool &gated, NodeState *known = nullptr) {
     gated = false;
     if (replace_) {
       auto it = replace_->find(x);
@@ -125,7 +129,7 @@ private:
     }
     if (!bpm_->hasRulesFor(x->op())) return nullptr; // nothing to run, nothing to remember
     // One lookup: the slot stays put while the rules run (a nested rewrite has its own table).
-    NodeState &st = state_[x];
+    NodeState &st = known ? *known : state_[x];
     if (st.bpmDone) return st.bpm;
     const UOp *r = bpm_->rewrite(x, env_);
     if (env_.gated) {
@@ -170,8 +174,9 @@ private:
 
   const UOp *unifiedRewrite(const UOp *root) {
     if (const UOp *r = resultOf(root)) return r;
-    stack_.push_back({root, root, 0});
-    state_[root].onStack = true;
+    NodeState &rootSt = state_[root];
+    rootSt.onStack = true;
+    stack_.push_back({root, root, &rootSt, 0});
     while (!stack_.empty() && !failed()) {
       if (stack_.size() > stackLimit_) {
         fail(Diagnostic::at(root, "infinite loop in graph_rewrite (work stack above " + std::to_string(stackLimit_) +
@@ -180,7 +185,7 @@ private:
       }
       Item it = stack_.back();
       stack_.pop_back();
-      NodeState &st = state_[it.n]; // every question about it.n below goes through st
+      NodeState &st = *it.st; // every question about it.n below goes through st
       if (st.result) continue;
       if (it.stage == 0 && unchanged_ && unchanged_(it.n)) {
         finish(st, it.n);
@@ -218,7 +223,7 @@ private:
         }
         seen_.push_back(test);
         bool gated = false;
-        const UOp *r = bpmRewrite(test, gated);
+        const UOp *r = bpmRewrite(test, gated, test == n ? &nst : nullptr);
         if (failed()) return;
         if (gated) {
           // BottomUpGate: keep what we have and do not look below it
@@ -229,7 +234,7 @@ private:
         test = r;
       }
     }
-    stack_.push_back({n, newN, 1});
+    stack_.push_back({n, newN, &nst, 1});
     if (opaqueCall(newN)) state_[newN->src(0)].result = newN->src(0);
     auto src = newN->src();
     for (size_t i = src.size(); i-- > 0;) {
@@ -237,7 +242,7 @@ private:
       NodeState &st = state_[x];
       if (st.onStack) continue;
       st.onStack = true;
-      stack_.push_back({x, x, 0});
+      stack_.push_back({x, x, &st, 0});
     }
   }
 
@@ -267,8 +272,8 @@ private:
       next = rebuild(newN, src_);
     }
     // rewrite `next` too, then link its result back to n
-    stack_.push_back({it.n, next, 2});
-    stack_.push_back({next, next, 0});
+    stack_.push_back({it.n, next, it.st, 2});
+    stack_.push_back({next, next, &state_[next], 0});
   }
 
   void stage2(const Item &it, NodeState &nst) {
