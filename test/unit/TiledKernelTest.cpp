@@ -517,6 +517,24 @@ TEST_CASE("tile-matmul: q @ k.T is packed per head, causally masked as an epilog
   CHECK(tileOf(true).epilogueTile);
 }
 
+TEST_CASE("tile-matmul: a row's sum of exp2 with no load to share is left untiled, a plain row sum keeps its dot products") {
+  auto tileOf = [](bool exp) {
+    KB k;
+    DType f = dtypes::Float32;
+    const int64_t rows = 512, n = 256;
+    const UOp *out = k.p(0, f, rows), *x = k.p(1, f, rows * n);
+    const UOp *i = range(k.c, rows, 0, "LOOP"), *r = range(k.c, n, 1, "REDUCE");
+    const UOp *v = k.idx(x, k.lin(i, n, r));
+    if (exp) v = k.op(Op::EXP2, f, {v});
+    codegen::MatmulTile chosen;
+    codegen::tileMatmul(k.sink({k.end(k.store(out, i, k.reduce(Op::ADD, v, {r})), {i})}), codegen::KernelOptions{}, {},
+                        &chosen);
+    return chosen;
+  };
+  CHECK(tileOf(false).alongReduction);
+  CHECK(tileOf(true).columns == 0);
+}
+
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {
   HoistedTerms shape = checkSoftmaxV(2, 16, 64, 64);
   CHECK(shape.localBuffers == std::vector<int64_t>{4 * 64}); // one table row per tile row
