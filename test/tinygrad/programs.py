@@ -80,6 +80,15 @@ def conv2d():
     return [c2(c1(x).relu())]
 
 
+@program("conv_packed_weights")
+def conv_packed_weights():
+    """A 3x3 convolution over 56 x 56 images, wide enough that its output pixels are one merged loop of 32-pixel
+    tiles with the window's taps as the outer reduction loops (DivmodSplit.h), and big enough that its weights are
+    copied once into a table in the order the tile reads them (RowPack.h)."""
+    conv = realized(nn.Conv2d(16, 16, 3, padding=1), 1)
+    return [conv(data(4, 16, 56, 56)).relu()]
+
+
 @program("batchnorm_eval")
 def batchnorm_eval():
     conv, bn = realized(nn.Conv2d(3, 8, 3), 1), nn.BatchNorm(8)

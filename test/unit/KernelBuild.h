@@ -112,6 +112,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no overlapping tiles", &codegen::KernelOptions::overlapTiles);
   without("no dot-product tiles", &codegen::KernelOptions::dotTiles);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
+  without("no packed rows", &codegen::KernelOptions::packRows);
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;
   out.push_back({"every kernel threaded", threaded});

@@ -406,6 +406,45 @@ TEST_CASE("tiled kernels: causally masked matmuls, the tile's sums fenced before
   checkMatmul(64, 96, 300, true, true); // x @ W.T: a packed transposed panel
 }
 
+TEST_CASE("tiled kernels: conv2d on 4 x 56 x 56 images, its weights packed in the tile's read order") {
+  checkConv({4, 4, 16, 56, 56, 3, 1});
+}
+
+TEST_CASE("pack-rows: a conv2d's weights, read taps outermost, are copied into a table before the tile") {
+  const Conv s{4, 4, 16, 56, 56, 3, 1}; // merged: 98 tiles of 32 pixels an image
+  KB k, k2;
+  auto tileOf = [&](const codegen::KernelOptions &opts, const UOp **body) {
+    codegen::MatmulTile tile;
+    *body = codegen::tileKernel(codegen::mergeOutputRanges(convKernel(k, s), opts), opts, &tile);
+    return tile;
+  };
+  const UOp *packed = nullptr;
+  codegen::MatmulTile tile = tileOf(codegen::KernelOptions{}, &packed);
+  REQUIRE(tile.columns == 32);
+  CHECK(tile.packedRows);
+  // one table of every output channel's weights: 16 channels x 4 x 3 x 3
+  CHECK(localBufferSizes(packed) == std::vector<int64_t>{s.co * s.ci * s.k * s.k});
+  // the tile reads it one element apart from row to row, the next step 8 on
+  for (const UOp *u : toposort(packed))
+    if (u->is(Op::INDEX) && codegen::isLocalBuffer(u->src(0)) && u->numSrc() == 2) {
+      const UOp *red = nullptr;
+      for (const UOp *r : toposort(packed))
+        if (r->is(Op::REDUCE) && codegen::dependsOn(r, u)) red = r;
+      if (!red) continue; // the fill's store
+      CHECK(codegen::AffineCoefficients()(u->src(1), red->src(red->numSrc() - 1)) == tile.rows);
+    }
+  codegen::KernelOptions off;
+  off.packRows = false;
+  const UOp *plain = nullptr;
+  CHECK_FALSE(tileOf(off, &plain).packedRows);
+  CHECK(localBufferSizes(plain).empty());
+  // a small conv would refill the table in every chunk for little work: not packed
+  codegen::MatmulTile small;
+  codegen::tileKernel(codegen::mergeOutputRanges(convKernel(k2, {1, 4, 16, 8, 56, 3, 1}), {}), {}, &small);
+  CHECK(small.columns == 32);
+  CHECK_FALSE(small.packedRows);
+}
+
 TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window read at f + offset") {
   KB k;
   const Conv s{2, 4, 16, 8, 12, 3, 1};

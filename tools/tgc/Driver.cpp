@@ -123,6 +123,7 @@ const OptimizationNames &optimizationNames() {
       {"wide-vectors", &codegen::KernelOptions::wideVectors},
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
       {"transpose-copies", &codegen::KernelOptions::transposeCopies},
+      {"pack-rows", &codegen::KernelOptions::packRows},
   };
   return names;
 }

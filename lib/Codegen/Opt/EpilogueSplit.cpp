@@ -7,6 +7,7 @@
 #include "Codegen/Opt/HoistInvariant.h"
 #include "Codegen/Opt/MatmulTiling.h"
 #include "Codegen/Opt/ParallelLoop.h"
+#include "Codegen/Opt/RowPack.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -121,7 +122,7 @@ const UOp *tileKernel(const UOp *sink, const KernelOptions &opts, MatmulTile *ch
   const UOp *tiled = tileMatmul(sink, opts, want, &tile);
   if (tile.alongReduction && !(opts.threads && threadsWork(tiled, tile) >= opts.threadMinWork))
     if (const UOp *split = splitTileEpilogue(sink, opts, want, &tile)) tiled = split;
-  if (tile.columns > 0) tiled = hoistTileTerms(tiled, opts);
+  if (tile.columns > 0) tiled = packTileRows(hoistTileTerms(tiled, opts), opts, tile);
   if (chosen) *chosen = tile;
   return tiled;
 }

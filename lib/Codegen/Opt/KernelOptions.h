@@ -100,6 +100,10 @@ struct KernelOptions {
   /// vector registers transposed by shuffles, instead of a scatter or gather
   /// per vector (TransposedCopy.h: the pack of x @ W.T's operand).
   bool transposeCopies = true;
+  /// Copy a register tile's row operand that it reads with a stride along the
+  /// reduction (a convolution's weights, taps outermost) into a table in the
+  /// order the tile reads it, before the tile's loops (RowPack.h).
+  bool packRows = true;
 
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
@@ -109,7 +113,7 @@ struct KernelOptions {
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
-            .transposeCopies = false};
+            .transposeCopies = false, .packRows = false};
   }
 
   /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
@@ -118,7 +122,7 @@ struct KernelOptions {
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
                    wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
-                   overlapTiles, unrollQuotient, transposeCopies})
+                   overlapTiles, unrollQuotient, transposeCopies, packRows})
       s += b ? '1' : '0';
     return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork);
   }

@@ -39,6 +39,9 @@ struct MatmulTile {
   /// The tile's sums are stored into a kernel-local tile and the stored value
   /// is evaluated from it in a loop nest after the tile (a causal mask).
   bool epilogueTile = false;
+  /// The tile's strided row loads read a table packed before its loops
+  /// (RowPack.h: a convolution's weights).
+  bool packedRows = false;
 };
 
 /// The column tile loop is the outermost (threaded) one when it has at least

@@ -115,7 +115,7 @@ std::string KernelDecisions::str() const {
   if (tiled)
     os << "tile=" << tile.rows << "x" << tile.columns << (tile.alongReduction ? " dot-products" : "")
        << (tile.reduceBlock ? " reduce-block=" + std::to_string(tile.reduceBlock) : "")
-       << (tile.epilogueTile ? " epilogue-tile" : "") << " ";
+       << (tile.epilogueTile ? " epilogue-tile" : "") << (tile.packedRows ? " packed-rows" : "") << " ";
   os << "work=" << threadWork << " threads="
      << (threadedLoop ? threadedLoop->arg().toString() : std::string("serial"));
   if (vectorWidth) os << " vector-width=" << vectorWidth;

@@ -104,6 +104,10 @@ constexpr int64_t kTableRefills = 8;
 constexpr int64_t kFillIterationCost = 32;
 } // namespace
 
+bool tableFillsPay(int64_t work, int64_t fillWork) {
+  return fillWork <= 0 || work / kTableRefills / kFillIterationCost >= fillWork;
+}
+
 const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t work) {
   if (!opts.threads || !sink->is(Op::SINK)) return nullptr;
   std::vector<const UOp *> effects = topLevelEffects(sink);
@@ -126,7 +130,7 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t wor
   // Threads pay only when the tables' refills cost less than the loop they
   // split: k3's weight update (2048 gelu' into a table, then 131072 FMAs) was
   // 2.4x slower on two threads, its 8 chunks each evaluating all 2048.
-  if (fillWork > 0 && work / kTableRefills / kFillIterationCost < fillWork) return nullptr;
+  if (!tableFillsPay(work, fillWork)) return nullptr;
 
   // Race freedom: stores are per-iteration, and stored buffers are only read
   // back at the index the same iteration writes.

@@ -33,6 +33,11 @@ std::optional<int64_t> maxTripCount(const UOp *range);
 /// (the work the kernel is compiled for); -1 when one is unbounded.
 int64_t kernelLoopWork(const UOp *sink);
 
+/// Whether kernel-local tables filled with `fillWork` iterations before a loop
+/// nest of `work` (as parallelRange weighs it) leave it worth threading: every
+/// chunk of a threaded kernel fills them again.
+bool tableFillsPay(int64_t work, int64_t fillWork);
+
 /// The RANGE to run on threads, or nullptr. It must be the outermost range of
 /// the kernel's only top-level END (or of its last one, after ENDs that fill
 /// kernel-local tables without it, which every chunk then runs first), with a
