@@ -152,6 +152,10 @@ private:
   void chooseSubPanels();
   void buildOuterRanges();
   const UOp *constLike(const UOp *like, int64_t v) const { return ctx.get(Op::CONST, like->dtype(), {}, tgc::Value::integer(v)); }
+  /// outer * innerN + inner: a row-major index of two levels.
+  const UOp *flatIndex(const UOp *outer, const UOp *inner, int64_t innerN) const {
+    return ctx.get(Op::ADD, inner->dtype(), {ctx.get(Op::MUL, inner->dtype(), {outer, constLike(inner, innerN)}), inner});
+  }
   const UOp *newRange(const UOp *like, int64_t n) { return newRangeLike(like, n, ++axis); }
   const UOp *tileStart(const UOp *s) const;
   void buildPack();
@@ -184,6 +188,7 @@ private:
   int64_t subPanels = 1, panelColumns = 0;
   const UOp *colOuter = nullptr, *rowOuter = nullptr, *sub = nullptr; // sub: the column tile within a wide panel
   const UOp *pack = nullptr, *column = nullptr; // the pack loop nest; the placeholder of the tile column
+  const UOp *packedRed = nullptr; // red as the tile computes it, reading the packed panel
   const UOp *rowIn = nullptr, *columnIn = nullptr; // the loops of an epilogue tile's nest
 };
 
@@ -492,9 +497,8 @@ void MatmulTiler::buildPack() {
   column = newRange(col, tile.columns);
   // P[(s * K + k) * columns + jj]: each column tile's K x columns block is contiguous.
   auto packedAt = [&](const UOp *s, const UOp *kk, const UOp *jj) {
-    const UOp *flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {kk, constLike(kk, tile.columns)}), jj});
-    if (s) flat = ctx.get(Op::ADD, kk->dtype(), {ctx.get(Op::MUL, kk->dtype(), {s, constLike(kk, *kN * tile.columns)}), flat});
-    return ctx.get(Op::INDEX, colLoad->dtype(), {buf, flat});
+    const UOp *flat = flatIndex(kk, jj, tile.columns);
+    return ctx.get(Op::INDEX, colLoad->dtype(), {buf, s ? flatIndex(s, flat, *kN * tile.columns) : flat});
   };
   const UOp *copy = substitute(colLoad, {{k, kp}, {col, ctx.get(Op::ADD, col->dtype(), {tileStart(sp), jp})}});
   std::vector<const UOp *> packSrc{ctx.get(Op::STORE, st->dtype(), {packedAt(sp, kp, jp), copy})};
@@ -505,7 +509,9 @@ void MatmulTiler::buildPack() {
   if (transposed) packSrc.push_back(jp), packSrc.push_back(kp);
   else packSrc.push_back(kp), packSrc.push_back(jp);
   pack = ctx.get(Op::END, end->dtype(), packSrc, end->arg());
-  st = substitute(st, {{colLoad, packedAt(sub, k, column)}});
+  const UOp *packed = packedAt(sub, k, column);
+  st = substitute(st, {{colLoad, packed}});
+  packedRed = substitute(red, {{colLoad, packed}});
 }
 
 // `store` at output (i, j) of the tile: row i (a constant, or with `rowIn`
@@ -522,8 +528,8 @@ const UOp *MatmulTiler::tileStore(const UOp *store, int64_t i, const UOp *j) con
 
 // The store once per output of the tile, rows x columns of them.
 std::vector<const UOp *> MatmulTiler::buildStores() const {
-  std::vector<const UOp *> stores = epilogueTile ? buildEpilogueTile() : std::vector<const UOp *>{};
-  if (!stores.empty()) return stores;
+  if (epilogueTile) return buildEpilogueTile();
+  std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j) stores.push_back(tileStore(st, i, constLike(col, j)));
   return stores;
@@ -531,26 +537,21 @@ std::vector<const UOp *> MatmulTiler::buildStores() const {
 
 // The tile's sums into a kernel-local tile T[i][j] (the register tile), then
 // the stored value over T in a loop nest of its own (rows x columns), which
-// vectorizes along the columns.
+// vectorizes along the columns (an epilogue tile is always packed: buildPack
+// ran first).
 std::vector<const UOp *> MatmulTiler::buildEpilogueTile() const {
-  const UOp *sum = nullptr; // the tiled reduction as it is in st (reading the packed panel)
-  for (const UOp *u : toposort(st->src(1)))
-    if (u->is(Op::REDUCE) && std::ranges::equal(u->src().subspan(1), red->src().subspan(1))) sum = u;
-  if (!sum) return {};
   const UOp *sums = localBuffer(colLoad->src(0), tile.rows * tile.columns, 1);
   auto sumAt = [&](const UOp *i, const UOp *j) {
-    const UOp *flat = ctx.get(Op::ADD, j->dtype(), {ctx.get(Op::MUL, j->dtype(), {i, constLike(j, tile.columns)}), j});
-    return ctx.get(Op::INDEX, sum->dtype(), {sums, flat});
+    return ctx.get(Op::INDEX, packedRed->dtype(), {sums, flatIndex(i, j, tile.columns)});
   };
   std::vector<const UOp *> effects;
   for (int64_t i = 0; i < tile.rows; ++i)
     for (int64_t j = 0; j < tile.columns; ++j) {
-      const UOp *fill = ctx.get(Op::STORE, st->dtype(), {sumAt(constLike(col, i), constLike(col, j)), sum});
+      const UOp *fill = ctx.get(Op::STORE, st->dtype(), {sumAt(constLike(col, i), constLike(col, j)), packedRed});
       effects.push_back(tileStore(fill, i, constLike(col, j)));
     }
-  const UOp *ei = rowIn, *ej = columnIn;
-  const UOp *epilogue = substitute(st, {{sum, sumAt(ei, ej)}});
-  effects.push_back(ctx.get(Op::END, end->dtype(), {tileStore(epilogue, -1, ej), ei, ej}, end->arg()));
+  const UOp *epilogue = substitute(st, {{packedRed, sumAt(rowIn, columnIn)}});
+  effects.push_back(ctx.get(Op::END, end->dtype(), {tileStore(epilogue, -1, columnIn), rowIn, columnIn}, end->arg()));
   return effects;
 }
 
