@@ -113,6 +113,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no dot-product tiles", &codegen::KernelOptions::dotTiles);
   without("libm transcendentals", &codegen::KernelOptions::polyTranscendentals);
   without("no packed rows", &codegen::KernelOptions::packRows);
+  without("sums keep their factors", &codegen::KernelOptions::factorSums);
   CodegenOptions threaded = all;
   threaded.kernel.threadMinWork = 0;
   out.push_back({"every kernel threaded", threaded});

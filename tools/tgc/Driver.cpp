@@ -124,6 +124,7 @@ const OptimizationNames &optimizationNames() {
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
       {"transpose-copies", &codegen::KernelOptions::transposeCopies},
       {"pack-rows", &codegen::KernelOptions::packRows},
+      {"factor-sums", &codegen::KernelOptions::factorSums},
   };
   return names;
 }

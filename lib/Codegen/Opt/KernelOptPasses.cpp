@@ -3,6 +3,7 @@
 #include "Codegen/Opt/DataInvalid.h"
 #include "Codegen/Opt/DivmodSplit.h"
 #include "Codegen/Opt/EpilogueSplit.h"
+#include "Codegen/Opt/FactorSums.h"
 #include "Codegen/Opt/GateSplit.h"
 #include "Codegen/Opt/HoistInvariant.h"
 #include "Codegen/Opt/MatmulTiling.h"
@@ -113,6 +114,8 @@ void registerCodegenPasses() {
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &) { return codegen::resolveDataInvalid(k); }); }});
   r.add({"tile-matmul", "register-tile matmul-like kernel bodies (codegen's UPCAST of the output axes; a small tile of dot products stores its sums for an epilogue nest)",
          [] { return kernelRewritePass([](const UOp *k, const codegen::KernelOptions &o) { return codegen::tileKernel(k, o); }); }});
+  r.add({"factor-sums", "multiply a float sum by its summand's factors that do not move with its ranges once, after it",
+         [] { return kernelRewritePass(codegen::factorSums); }});
   r.add({"hoist-invariant", "compute a reduction's costly terms that skip loops around it once, into a kernel-local table",
          [] { return kernelRewritePass(codegen::hoistInvariant); }});
   r.add({"split-divmod", "split an innermost output loop read as j // c and j % c into those two loops",

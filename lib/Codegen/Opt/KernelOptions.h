@@ -104,6 +104,10 @@ struct KernelOptions {
   /// reduction (a convolution's weights, taps outermost) into a table in the
   /// order the tile reads it, before the tile's loops (RowPack.h).
   bool packRows = true;
+  /// Multiply a float sum by the factors of its summand that do not move with
+  /// its ranges once, after it, instead of at every step (FactorSums.h: a
+  /// per-row scale of int8 weights). Off under strictFP.
+  bool factorSums = true;
 
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
@@ -113,7 +117,7 @@ struct KernelOptions {
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
-            .transposeCopies = false, .packRows = false};
+            .transposeCopies = false, .packRows = false, .factorSums = false};
   }
 
   /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
@@ -122,7 +126,7 @@ struct KernelOptions {
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
                    wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
-                   overlapTiles, unrollQuotient, transposeCopies, packRows})
+                   overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums})
       s += b ? '1' : '0';
     return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork);
   }

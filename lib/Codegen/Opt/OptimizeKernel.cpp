@@ -3,6 +3,7 @@
 #include "Codegen/Opt/DataInvalid.h"
 #include "Codegen/Opt/DivmodSplit.h"
 #include "Codegen/Opt/EpilogueSplit.h"
+#include "Codegen/Opt/FactorSums.h"
 #include "Codegen/Opt/GateSplit.h"
 #include "Codegen/Opt/GateVersioning.h"
 #include "Codegen/Opt/HoistInvariant.h"
@@ -132,7 +133,7 @@ OptimizedKernel optimizeKernel(const UOp *sink, const KernelOptions &opts, const
   OptimizedKernel out;
   KernelDecisions &d = out.decisions;
   // Index shapes first, so that the tile sees the loops it can divide.
-  const UOp *body = resolveDataInvalid(sink);
+  const UOp *body = factorSums(resolveDataInvalid(sink), opts);
   body = mergeOutputRanges(body, opts);
   body = mergeReduceRanges(body, opts);
   body = splitReduceDivmod(body, opts);
