@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -67,11 +68,13 @@ public:
     return r;
   }
   constexpr bool operator==(const OpSet &) const = default;
-  /// Calls fn(op) for every member, in enum order.
+  /// Calls fn(op) for every member, in enum order (visiting the set bits
+  /// only: rule tables are built from many small sets).
   template <typename Fn> void forEach(Fn fn) const {
-    for (unsigned i = 0; i < kNumOps; ++i)
-      if (contains(Op(i))) fn(Op(i));
+    for (unsigned w = 0; w < 2; ++w)
+      for (uint64_t b = bits[w]; b; b &= b - 1) fn(Op(w * 64 + unsigned(std::countr_zero(b))));
   }
+  constexpr unsigned size() const { return unsigned(std::popcount(bits[0]) + std::popcount(bits[1])); }
 
 private:
   static constexpr unsigned idx(Op op) { return static_cast<unsigned>(op); }

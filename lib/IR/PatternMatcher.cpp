@@ -79,6 +79,7 @@ struct UPatNode {
 
   void finalize();
   static bool same(const UPatNode &a, const UPatNode &b);
+  static const UPatNode &of(const UPat &p) { return *p.n_; }
   /// p certainly does not match u: its op is wrong (checked before a match is set up).
   static bool opRejects(const UPat &p, const UOp *u) {
     const UPatNode &n = *p.n_;
@@ -134,10 +135,7 @@ void UPatNode::finalize() {
       for (const UPat &p : srcAlts[0]) {
         const UPatNode &n = *p.n_;
         if (n.isAny || n.anyOp) continue;
-        int count = 0;
-        Op only = Op::NOOP;
-        n.ops.forEach([&](Op o) { ++count, only = o; });
-        if (count == 1) early.insert(only);
+        if (n.ops.size() == 1) n.ops.forEach([&](Op o) { early.insert(o); });
       }
   }
 }
@@ -282,13 +280,49 @@ UPat operator<<(UPat a, UPat b) { return a.alu(Op::SHL, {b}); }
 UPat operator>>(UPat a, UPat b) { return a.alu(Op::SHR, {b}); }
 
 namespace {
+// Whether leaf pattern p (no srcs, not an alternative) matches u; binds its
+// name if it does. The same checks, in effect, as UPat::match on a leaf: a
+// leaf matches at most one way, so no continuation is needed for it.
+bool matchLeaf(const UPatNode &p, const UOp *u, Bindings &b) {
+  if (!p.anyOp && !p.ops.contains(u->op())) return false;
+  const UOp *bound = p.name ? b.find(p.name) : nullptr;
+  if (bound && bound != u) return false;
+  if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), u->dtype()) == p.dtypes.end()) return false;
+  if (p.arg && !argEquals(*p.arg, u->arg())) return false;
+  if (p.tags && std::find(p.tags->begin(), p.tags->end(), u->tag()) == p.tags->end()) return false;
+  if (p.name && !bound) {
+    if (b.size() == Bindings::kMaxNames) return false;
+    b.push(p.name, u);
+  }
+  return true;
+}
+
+// Matches srcs[i..] against pats (or every src against pats[0] if repeat),
+// then calls k. Leaf patterns, most srcs of most rules, are checked in a loop;
+// only a pattern with srcs of its own (or alternatives) needs a continuation.
 bool matchSeq(const std::vector<UPat> &pats, bool repeat, std::span<const UOp *const> srcs, size_t i, Bindings &b,
               FunctionRef<bool()> k) {
   size_t n = repeat ? srcs.size() : std::min(srcs.size(), pats.size());
-  if (i == n) return k();
-  const UPat &p = repeat ? pats[0] : pats[i];
-  if (UPatNode::opRejects(p, srcs[i])) return false;
-  return p.match(srcs[i], b, [&]() { return matchSeq(pats, repeat, srcs, i + 1, b, k); });
+  size_t save = b.size();
+  for (; i < n; ++i) {
+    const UPat &p = repeat ? pats[0] : pats[i];
+    const UPatNode &pn = UPatNode::of(p);
+    if (pn.isAny || pn.srcKind != UPatNode::Src::None) {
+      if (UPatNode::opRejects(p, srcs[i]) ||
+          !p.match(srcs[i], b, [&]() { return matchSeq(pats, repeat, srcs, i + 1, b, k); })) {
+        b.truncate(save);
+        return false;
+      }
+      return true;
+    }
+    if (!matchLeaf(pn, srcs[i], b)) {
+      b.truncate(save);
+      return false;
+    }
+  }
+  if (k()) return true;
+  b.truncate(save);
+  return false;
 }
 } // namespace
 

@@ -245,7 +245,7 @@ int64_t firstFreeBufferSlot(std::span<const UOp *const> roots) {
   o.argRefs = true;
   for (const UOp *u : toposort(roots, o)) {
     if (!u->is(Op::BUFFER)) continue;
-    if (std::optional<ParamFields> f = ParamFields::from(u->arg())) next = std::max(next, f->slot + 1);
+    if (std::optional<int64_t> slot = ParamFields::slotOf(u->arg())) next = std::max(next, *slot + 1);
   }
   return next;
 }

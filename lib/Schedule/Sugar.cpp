@@ -4,6 +4,8 @@
 #include "IR/DTypeRules.h"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <unordered_set>
 
 namespace tgc::rangeify {
@@ -174,41 +176,52 @@ Value ParamFields::toValue() const {
                         Value::boolean(isVolatile)});
 }
 
-std::optional<ParamFields> ParamFields::from(const Value &arg) {
-  if (!arg.isObj("ParamArg")) return std::nullopt;
-  // One pass over the fields (Value::field scans the names per lookup); a
-  // field given twice keeps its first value, as Value::field would.
-  ParamFields f;
-  const Value *slot = nullptr, *dt = nullptr;
-  const Value *vminVmax = nullptr, *multipleOf = nullptr, *name = nullptr, *addrspace = nullptr, *axis = nullptr,
-              *device = nullptr, *vol = nullptr;
+// The ParamArg's fields in kParamFieldNames order (null: not given), in one
+// pass over its names (Value::field scans them per lookup); a field given
+// twice keeps its first value, as Value::field would. Names usually come in
+// that order, so each is compared with the expected one first.
+static std::array<const Value *, 9> paramFieldValues(const Value &arg) {
+  std::array<const Value *, 9> out{};
+  assert(kParamFieldNames.size() == out.size());
   const std::vector<std::string> &names = arg.fieldNames();
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string &n = names[i];
-    const Value **to = n == "slot"          ? &slot
-                       : n == "dtype"       ? &dt
-                       : n == "vmin_vmax"   ? &vminVmax
-                       : n == "multiple_of" ? &multipleOf
-                       : n == "name"        ? &name
-                       : n == "addrspace"   ? &addrspace
-                       : n == "axis"        ? &axis
-                       : n == "device"      ? &device
-                       : n == "volatile"    ? &vol
-                                            : nullptr;
-    if (to && !*to) *to = &arg[i];
+    bool expected = i < out.size() && names[i] == kParamFieldNames[i];
+    size_t k = expected ? i
+                        : size_t(std::find(kParamFieldNames.begin(), kParamFieldNames.end(), names[i]) -
+                                 kParamFieldNames.begin());
+    if (k < out.size() && !out[k]) out[k] = &arg[i];
   }
-  if (!slot || !slot->isInt() || !dt || dt->kind() != Value::Kind::DType) return std::nullopt;
-  f.slot = slot->getInt();
-  f.dtype = dt->getDType();
-  auto get = [](const Value *v) { return v ? *v : Value(); };
-  f.vminVmax = get(vminVmax);
-  f.multipleOf = get(multipleOf);
-  f.name = get(name);
-  f.addrspace = get(addrspace);
-  f.axis = get(axis);
-  f.device = get(device);
-  f.isVolatile = vol && vol->isBool() && vol->getBool();
+  return out;
+}
+
+// A ParamArg must hold an int slot and a dtype.
+static bool validParamFields(const std::array<const Value *, 9> &v) {
+  return v[0] && v[0]->isInt() && v[1] && v[1]->kind() == Value::Kind::DType;
+}
+
+std::optional<ParamFields> ParamFields::from(const Value &arg) {
+  if (!arg.isObj("ParamArg")) return std::nullopt;
+  std::array<const Value *, 9> v = paramFieldValues(arg);
+  if (!validParamFields(v)) return std::nullopt;
+  ParamFields f;
+  f.slot = v[0]->getInt();
+  f.dtype = v[1]->getDType();
+  auto get = [](const Value *x) { return x ? *x : Value(); };
+  f.vminVmax = get(v[2]);
+  f.multipleOf = get(v[3]);
+  f.name = get(v[4]);
+  f.addrspace = get(v[5]);
+  f.axis = get(v[6]);
+  f.device = get(v[7]);
+  f.isVolatile = v[8] && v[8]->isBool() && v[8]->getBool();
   return f;
+}
+
+std::optional<int64_t> ParamFields::slotOf(const Value &arg) {
+  if (!arg.isObj("ParamArg")) return std::nullopt;
+  std::array<const Value *, 9> v = paramFieldValues(arg);
+  if (!validParamFields(v)) return std::nullopt;
+  return v[0]->getInt();
 }
 
 ParamFields paramFields(const UOp *u) {

@@ -138,6 +138,8 @@ struct ParamFields {
   bool isVolatile = false;
   Value toValue() const;
   static std::optional<ParamFields> from(const Value &arg);
+  /// from(arg)->slot, without copying the other fields.
+  static std::optional<int64_t> slotOf(const Value &arg);
 };
 /// The fields of a PARAM/BUFFER's ParamArg; fails if the arg is not one.
 ParamFields paramFields(const UOp *u);

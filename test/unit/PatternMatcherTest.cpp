@@ -192,3 +192,38 @@ TEST_CASE("pattern matcher: spec-style matchers return other values") {
   CHECK(spec.rewrite(f.add(f.a, f.b)) == std::optional<bool>(false));
   CHECK(spec.rewrite(f.zero) == std::nullopt);
 }
+
+TEST_CASE("upat: leaf srcs filter on op, dtype, arg and tag, and bind in order") {
+  Fixture f;
+  const UOp *tagged = f.a->withTag(Value::string("t"));
+  const UOp *sum = f.add(tagged, f.zero);
+  UPat leafTag = UPat(Op::RANGE).tag({Value::string("t")}).named("r");
+  CHECK(matches(UPat(Op::ADD).src({leafTag, cnst(0).named("z")}), sum) ==
+        std::vector<std::string>{b("r", tagged) + " " + b("z", f.zero)});
+  CHECK(matches(UPat(Op::ADD).src({leafTag, cnst(1)}), sum).empty());
+  CHECK(matches(UPat(Op::ADD).src({leafTag, var("z", dtypes::Int32)}), sum).empty());
+  CHECK(matches(UPat(Op::ADD).src({UPat(Op::RANGE).tag({Value::string("u")}), var()}), sum).empty());
+  // a leaf after a nested pattern sees the nested pattern's bindings
+  const UOp *nested = f.add(f.mul(f.a, f.b), f.a);
+  UPat inner = UPat(Op::MUL).src({var("x"), var("y")});
+  CHECK(matches(UPat(Op::ADD).src({inner, var("x")}), nested) ==
+        std::vector<std::string>{b("x", f.a) + " " + b("y", f.b)});
+  CHECK(matches(UPat(Op::ADD).src({inner, var("y")}), nested).empty());
+}
+
+TEST_CASE("opset: forEach visits members in enum order across both words; size counts them") {
+  std::vector<Op> all;
+  for (unsigned i = 0; i < kNumOps; ++i) all.push_back(Op(i));
+  OpSet s;
+  std::vector<Op> want;
+  for (size_t i = all.size(); i-- > 0;)
+    if (i % 3 == 0 || i + 1 == all.size()) s.insert(all[i]);
+  for (Op o : all)
+    if (s.contains(o)) want.push_back(o);
+  std::vector<Op> seen;
+  s.forEach([&](Op o) { seen.push_back(o); });
+  CHECK(seen == want);
+  CHECK(s.size() == want.size());
+  CHECK(OpSet{}.size() == 0);
+  CHECK(kNumOps > 64); // the set spans both words, so the test covers the second
+}

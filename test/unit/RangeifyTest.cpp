@@ -375,3 +375,31 @@ TEST_CASE("rangeify: bad input is a diagnostic") {
   }
   CHECK(message != "");
 }
+
+TEST_CASE("ParamFields: fields in any order, the first of a repeated one, and the slot alone") {
+  auto arg = [](std::vector<std::string> names, std::vector<Value> values) {
+    return Value::object("ParamArg", std::move(names), std::move(values));
+  };
+  ParamFields given;
+  given.slot = 3;
+  given.dtype = dtypes::Float32;
+  Value inOrder = given.toValue();
+  REQUIRE(ParamFields::from(inOrder));
+  CHECK(ParamFields::from(inOrder)->slot == 3);
+  CHECK(ParamFields::slotOf(inOrder) == 3);
+  Value shuffled = arg({"name", "dtype", "slot", "slot", "volatile"},
+                       {Value::string("w"), Value::dtype(dtypes::Int32), Value::integer(7), Value::integer(9),
+                        Value::boolean(true)});
+  std::optional<ParamFields> f = ParamFields::from(shuffled);
+  REQUIRE(f);
+  CHECK(f->slot == 7);
+  CHECK(f->dtype == dtypes::Int32);
+  CHECK(f->name == Value::string("w"));
+  CHECK(f->isVolatile);
+  CHECK(f->addrspace.isNone()); // not given: None, as tinygrad's record would hold
+  CHECK(ParamFields::slotOf(shuffled) == 7);
+  Value noDType = arg({"slot"}, {Value::integer(1)});
+  CHECK(!ParamFields::from(noDType));
+  CHECK(!ParamFields::slotOf(noDType));
+  CHECK(!ParamFields::slotOf(Value::object("CallInfo", {"slot", "dtype"}, {Value::integer(1), Value::dtype(dtypes::Int32)})));
+}
