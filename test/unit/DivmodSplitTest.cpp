@@ -78,13 +78,6 @@ std::vector<float> runProjection(int64_t tokens, int64_t heads, int64_t n, const
   return {got, got + tokens * n};
 }
 
-// The last REDUCE of a kernel in toposort order (its only one in these tests), or nullptr.
-const UOp *lastReduce(const UOp *kernel) {
-  const UOp *red = nullptr;
-  for (const UOp *u : toposort(kernel))
-    if (u->is(Op::REDUCE)) red = u;
-  return red;
-}
 } // namespace
 
 TEST_CASE("split divmod: a head-major operand's loop over j becomes heads x columns, one element apart") {

@@ -28,13 +28,6 @@ const UOp *scaledLinear(KB &k, int64_t m, int64_t n, int64_t kk, bool moving = f
   return k.sink({k.end(k.store(out, k.lin(i, n, j), red), {i, j})});
 }
 
-const UOp *onlyReduce(const UOp *sink) {
-  const UOp *red = nullptr;
-  for (const UOp *u : toposort(sink))
-    if (u->is(Op::REDUCE)) red = u;
-  return red;
-}
-
 } // namespace
 
 TEST_CASE("factor-sums: a per-row scale leaves the sum, which multiplies by it once") {
@@ -42,7 +35,7 @@ TEST_CASE("factor-sums: a per-row scale leaves the sum, which multiplies by it o
   const UOp *kern = scaledLinear(k, 4, 64, 256);
   const UOp *factored = codegen::factorSums(kern, codegen::KernelOptions{});
   REQUIRE(factored != kern);
-  const UOp *red = onlyReduce(factored);
+  const UOp *red = lastReduce(factored);
   REQUIRE(red);
   // the summand reads x and w only; the REDUCE's user multiplies by s[j]
   for (const UOp *u : toposort(red->src(0)))

@@ -133,6 +133,13 @@ inline std::vector<int64_t> localBufferSizes(const UOp *sink) {
     if (u->is(Op::PARAM) && codegen::isLocalBuffer(u)) out.push_back(u->src(0)->arg().getInt());
   return out;
 }
+/// The last REDUCE of a kernel in toposort order (its only one in most tests), or nullptr.
+inline const UOp *lastReduce(const UOp *kernel) {
+  const UOp *red = nullptr;
+  for (const UOp *u : toposort(kernel))
+    if (u->is(Op::REDUCE)) red = u;
+  return red;
+}
 /// How many nodes of op `o` are in `root`'s graph.
 inline int countOps(const UOp *root, Op o) {
   int n = 0;

@@ -455,9 +455,7 @@ TEST_CASE("merge-output-ranges: a conv2d's image loops become one, its window re
   REQUIRE(end->numSrc() == 4); // (store, b, o, f)
   const UOp *f = end->src(3);
   CHECK(codegen::tripCount(f) == s.oh() * s.ow());
-  const UOp *red = nullptr;
-  for (const UOp *u : toposort(merged))
-    if (u->is(Op::REDUCE)) red = u;
+  const UOp *red = lastReduce(merged);
   REQUIRE(red);
   // the window's offsets (ky, kx), which the gates compare, outermost; the channels innermost
   CHECK(red->src(3)->arg()[0].getInt() == 4);
