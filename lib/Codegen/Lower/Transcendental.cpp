@@ -211,27 +211,31 @@ std::pair<Value, Value> payneHanek(Emitter &e64, Value xd, bool argIs64) {
 
 Value polyExp2(OpBuilder &b, Location loc, Value x, bool ldexpScale) {
   Emitter e(b, loc, x.getType());
-  // Past these bounds 2^x is inf or 0 anyway; clamping (NaN goes to -lim and is
-  // restored at the end) keeps the exponent arithmetic in range.
+  // Past these bounds 2^x is inf or 0 anyway; clamping keeps the exponent
+  // arithmetic in range. The compares are written so a NaN passes both
+  // unchanged (x86: one max and one min), and a NaN argument then makes p NaN
+  // and so the result: no select for it at the end.
   double lim = e.is64() ? 1100 : 160;
-  Value xc = e.sel(e.cmp(P::OGT, x, e.f(-lim)), x, e.f(-lim));
-  xc = e.sel(e.cmp(P::OLT, xc, e.f(lim)), xc, e.f(lim));
-  Value q = e.roundNearest(xc);
+  Value xc = e.sel(e.cmp(P::OLT, x, e.f(-lim)), e.f(-lim), x);
+  xc = e.sel(e.cmp(P::OGT, xc, e.f(lim)), e.f(lim), xc);
+  // q = round(xc) by the magic-number add; q's integer is read off the sum's
+  // low mantissa bits (exact for |q| < 2^(p-2)), an integer subtract instead
+  // of a float-to-int conversion, and defined for a NaN too.
+  double magic = 1.5 * std::ldexp(1.0, int(e.mantissaBits()));
+  Value t = e.add(xc, e.f(magic));
+  Value q = e.sub(t, e.f(magic));
   Value s = e.sub(xc, q); // exact, |s| <= 1/2
   Value p = e.horner(s, e.is64() ? asDoubles(kExp2F64) : asDoubles(kExp2F32));
+  Value qi = e.subi(e.bitsOf(t), e.bitsOf(e.f(magic)));
   // p * 2^q in two steps: each half of q is a normal exponent, and a denormal
   // result is rounded once, by the second multiply. ldexp rounds p * 2^q once
   // too, so it gives the same bits in one instruction where the target has it.
-  Value qi = e.toInt(q);
-  Value r;
   if (ldexpScale) {
     Value q32 = e.is64() ? Value(ar::TruncIOp::create(b, loc, b.getI32Type(), qi)) : qi; // |q| <= 1100
-    r = LLVM::LoadExpOp::create(b, loc, x.getType(), p, q32);
-  } else {
-    Value q1 = e.shrs(qi, 1);
-    r = e.mul(e.mul(p, e.pow2(q1)), e.pow2(e.subi(qi, q1)));
+    return LLVM::LoadExpOp::create(b, loc, x.getType(), p, q32);
   }
-  return e.sel(e.cmp(P::UNO, x, x), x, r);
+  Value q1 = e.shrs(qi, 1);
+  return e.mul(e.mul(p, e.pow2(q1)), e.pow2(e.subi(qi, q1)));
 }
 
 Value polyLog2(OpBuilder &b, Location loc, Value x) {
