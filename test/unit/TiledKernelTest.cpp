@@ -586,6 +586,51 @@ TEST_CASE("tiled kernels: exp2(a) @ W.T over 16 rows, a tile of dot products who
   CHECK(shape.exp2InReduce == 0);
 }
 
+// x.half() @ W16.T for one token: half's ALU ops are float ops rounded at
+// casts (Lower/Numerics.cpp), so each summand is the exact product of x
+// rounded to half and a half weight. The tile of dot products would round x
+// to half and back in every row tile; the rounded x goes to a half table.
+TEST_CASE("tiled kernels: x.half() @ W16.T for one token, x rounded to half once into a table (1x512 by (160x512)^T)") {
+  const int64_t kk = 512, n = 160;
+  auto xAt = [](int64_t r) { return testInput(r, 3); };
+  auto wAt = [](int64_t x) { return _Float16(testInput(x, 4)); };
+  std::vector<double> ref(static_cast<size_t>(n)), bound(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < kk; ++r) {
+      double v = double(_Float16(xAt(r))) * double(wAt(j * kk + r));
+      ref[size_t(j)] += v, bound[size_t(j)] += std::fabs(v);
+    }
+  for (const auto &[name, opts] : optimizationConfigs()) {
+    CAPTURE(name);
+    KB k;
+    DType f = dtypes::Float32, h = dtypes::Float16;
+    const UOp *c = k.p(0, f, n), *x = k.p(1, f, kk), *w = k.p(2, h, n * kk);
+    const UOp *j = range(k.c, n, 0, "LOOP"), *r = range(k.c, kk, 1, "REDUCE");
+    const UOp *xh = k.op(Op::CAST, h, {k.idx(x, r)});
+    const UOp *red = k.reduce(Op::ADD, k.op(Op::CAST, f, {k.op(Op::MUL, h, {xh, k.idx(w, k.lin(j, kk, r))})}), {r});
+    const UOp *kern = k.sink({k.end(k.store(c, j, red), {j})});
+    if (std::string(name) == "default") {
+      codegen::MatmulTile tile;
+      const UOp *tiled = codegen::tileKernel(kern, opts.kernel, &tile);
+      CHECK(tile.alongReduction);
+      CHECK(localBufferSizes(tiled) == std::vector<int64_t>{kk});
+      int64_t castsInReduce = 0;
+      for (const UOp *u : toposort(tiled))
+        if (u->is(Op::REDUCE))
+          for (const UOp *y : toposort(u->src(0))) castsInReduce += y->is(Op::CAST) && y->dtype() == h;
+      CHECK(castsInReduce == 0); // the tile reads the rounded x from the table
+    }
+    Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, n), buffer(k.c, 11, f, kk), buffer(k.c, 12, h, n * kk)})}), opts);
+    float *got = run.at<float>(10), *xs = run.at<float>(11);
+    auto *ws = run.at<_Float16>(12);
+    for (int64_t r = 0; r < kk; ++r) xs[r] = xAt(r);
+    for (int64_t q = 0; q < n * kk; ++q) ws[q] = wAt(q);
+    for (int64_t q = 0; q < n; ++q) got[q] = 1e30f;
+    run.go();
+    checkClose(got, ref, bound);
+  }
+}
+
 // Shapes drawn from a fixed-seed generator (its own, so every platform draws
 // the same), each under every optimization config: odd sizes, primes and
 // sizes just past a tile's width, where tilings, overlapping tiles, packed and

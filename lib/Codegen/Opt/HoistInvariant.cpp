@@ -198,20 +198,30 @@ const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts) {
 
 namespace {
 
-// Of a node of a tile: a transcendental in it; only ALU ops, casts,
-// constants, ranges and loads in it (no REDUCE).
+// Of a node of a tile: a transcendental in it; a float cast that rounds to a
+// narrower float in it (a vector round trip through the narrow type, x.half()
+// of a half-precision product: two conversions where a table load of the
+// narrow value widens in one); only ALU ops, casts, constants, ranges and
+// loads in it (no REDUCE).
 struct TermFacts {
-  bool costly = false, movable = true;
+  bool costly = false, rounds = false, movable = true;
 };
 using TermFactsMap = std::unordered_map<const UOp *, TermFacts>;
+
+bool roundsToNarrowerFloat(const UOp *u) {
+  return u->is(Op::CAST) && u->dtype().isFloat() && u->src(0)->dtype().isFloat() &&
+         !u->src(0)->dtype().isWeak() && u->dtype().itemsize() < u->src(0)->dtype().itemsize();
+}
 
 TermFactsMap termFacts(const UOp *root) {
   TermFactsMap facts;
   for (const UOp *u : toposort(root)) { // sources first
-    TermFacts f{isTranscendental(u), u->isIn(group::Elementwise) || u->is(Op::CONST) || u->is(Op::RANGE) ||
-                                         u->is(Op::INDEX) || u->is(Op::PARAM)};
+    TermFacts f{isTranscendental(u), roundsToNarrowerFloat(u),
+                u->isIn(group::Elementwise) || u->is(Op::CONST) || u->is(Op::RANGE) || u->is(Op::INDEX) ||
+                    u->is(Op::PARAM)};
     for (const UOp *s : u->src()) {
       f.costly |= facts[s].costly;
+      f.rounds |= facts[s].rounds;
       f.movable &= facts[s].movable;
     }
     facts[u] = f;
@@ -219,13 +229,13 @@ TermFactsMap termFacts(const UOp *root) {
   return facts;
 }
 
-// The largest parts of `u` with a transcendental that a table can hold
-// (movable), not moving with any of the `inner` loops.
+// The largest parts of `u` with a transcendental or a narrowing cast that a
+// table can hold (movable), not moving with any of the `inner` loops.
 void tileTerms(const UOp *u, const TermFactsMap &facts, std::span<const UOp *const> inner, std::vector<const UOp *> &terms,
                std::unordered_set<const UOp *> &seen) {
   if (!seen.insert(u).second) return;
   const TermFacts &f = facts.at(u);
-  if (!f.costly || u->is(Op::INDEX)) return;
+  if (!(f.costly || f.rounds) || u->is(Op::INDEX)) return;
   bool invariant = std::none_of(inner.begin(), inner.end(), [&](const UOp *l) { return dependsOn(u, l); });
   if (f.movable && invariant && u->dtype().isFloat()) {
     terms.push_back(u);
@@ -234,12 +244,21 @@ void tileTerms(const UOp *u, const TermFactsMap &facts, std::span<const UOp *con
   for (const UOp *s : u->src()) tileTerms(s, facts, inner, terms, seen);
 }
 
+/// One table holds one element type: terms of another type than the first
+/// transcendental's (or the first term's) are left in the tile.
+void keepOneTableType(std::vector<const UOp *> &terms, const TermFactsMap &facts) {
+  if (terms.empty()) return;
+  auto lead = std::find_if(terms.begin(), terms.end(), [&](const UOp *t) { return facts.at(t).costly; });
+  DType type = (lead == terms.end() ? terms.front() : *lead)->dtype();
+  std::erase_if(terms, [&](const UOp *t) { return t->dtype() != type; });
+}
+
 } // namespace
 
 const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
   if (!opts.hoistInvariant || !tiled->is(Op::SINK) || tiled->numSrc() != 1) return tiled;
   const UOp *end = tiled->src(0);
-  if (!end->is(Op::END) || end->numSrc() < 3 || !end->src(0)->is(Op::GROUP)) return tiled;
+  if (!end->is(Op::END) || end->numSrc() < 2 || !end->src(0)->is(Op::GROUP)) return tiled;
   std::span<const UOp *const> loops = end->src().subspan(1);
 
   // The tile's REDUCEs, all over one range k, and the transcendental terms of
@@ -259,6 +278,7 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
     std::vector<const UOp *> terms;
     std::unordered_set<const UOp *> seen;
     for (const UOp *r : reduces) tileTerms(r->src(0), facts, inner, terms, seen);
+    keepOneTableType(terms, facts);
     return terms;
   };
   // A table per iteration of the outer loops the terms depend on, ahead of
@@ -283,8 +303,17 @@ const UOp *hoistTileTerms(const UOp *tiled, const KernelOptions &opts) {
   }
   int64_t rows = int64_t(terms.size());
   for (const UOp *l : indexLoops) rows *= *tripCount(l);
-  for (const UOp *t : terms)
-    if (!dependsOn(t, k) || t->dtype() != terms[0]->dtype()) return tiled;
+  // The fill runs inside loops[0, outer) over copies of the index loops and
+  // k: a term that uses another range (one closed inside the tile) has no
+  // value there.
+  std::unordered_set<const UOp *> fillSees(loops.begin(), loops.begin() + std::ptrdiff_t(outer));
+  fillSees.insert(indexLoops.begin(), indexLoops.end());
+  fillSees.insert(k);
+  for (const UOp *t : terms) {
+    if (!dependsOn(t, k)) return tiled;
+    for (const UOp *u : toposort(t))
+      if (u->is(Op::RANGE) && !fillSees.count(u)) return tiled;
+  }
   if (rows * *kN > kMaxHoistElements) return tiled;
   const UOp *like = globalBufferOf(toposort(tiled), terms[0]->dtype());
   if (!like) return tiled;

@@ -40,7 +40,9 @@ const UOp *hoistInvariant(const UOp *sink, const KernelOptions &opts);
 /// exp2 of a score per tile row and step) is scalar code per row and step in
 /// the tile (a libm call, LowerKernels.cpp), and in a tile of dot products
 /// (an activation recomputed in a backward pass) every column tile repeats
-/// it. Terms that do not move with the innermost loops are evaluated into a
+/// it. A cast rounding to a narrower float (x.half() of a half-precision
+/// matrix-vector product, which every row tile converts there and back)
+/// qualifies too; a table holds one element type. Terms that do not move with the innermost loops are evaluated into a
 /// kernel-local table over the reduction's range k, filled once per iteration
 /// of the outer loops they depend on; failing that, terms that do not move
 /// with some loop into one table over the loops they depend on and k, filled
