@@ -12,7 +12,9 @@
 // becomes the outermost (threaded) loop, and the right-hand operand's column
 // panel is packed into a kernel-local buffer at its top, so every row block
 // reads it sequentially from cache; a wide panel packs several column tiles
-// and each row tile runs over all of them.
+// and each row tile runs over all of them. A reduction too long for a wide
+// panel is cut into blocks, each packed and run in turn, the later blocks
+// adding their sums to the output.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
