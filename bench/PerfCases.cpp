@@ -45,7 +45,7 @@ std::vector<Config> configs(int cores) {
   KernelOptions packed = versioned;
   packed.packMatmulPanel = true;
   KernelOptions wide = packed; // everything but the polynomial transcendentals: libm calls
-  wide.widePanels = true;
+  wide.widePanels = true, wide.reduceBlocks = true; // (blocks make the panels of a long reduction wide)
   return {cfg("plain", plain, 1),          cfg("+reassoc", reassoc, 1),     cfg("+tile", tiled, 1),
           cfg("+threads", threaded, cores), cfg("+gates", versioned, cores), cfg("+pack", packed, cores),
           cfg("+wide", wide, cores),        cfg("+poly", all, cores)};

@@ -65,6 +65,14 @@ def linear_packed():
     return [wide(data(64, 64)).gelu(), narrow(data(64, 40, seed=1)).leaky_relu()]
 
 
+@program("matmul_blocked", exact=True)
+def matmul_blocked():
+    """A matmul whose 2048-step reduction is too long for a packed panel of two 32-column tiles, so it runs in two
+    blocks of 1024, the second adding its sums to the first's (MatmulTiling.cpp: blocked reductions). Small
+    integers: every order of the sums is exact, so a block summed twice or left out shows."""
+    return [ints(-4, 5, 32, 2048, seed=1, dtype=np.float32) @ ints(-4, 5, 2048, 512, seed=2, dtype=np.float32)]
+
+
 @program("causal_attention")
 def causal_attention():
     """Causal scaled dot-product attention over enough queries and heads that q @ k.T is a packed register tile whose

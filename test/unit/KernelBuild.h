@@ -98,6 +98,7 @@ inline std::vector<std::pair<const char *, CodegenOptions>> optimizationConfigs(
   without("no gate versions", &codegen::KernelOptions::versionGates);
   without("no panel packing", &codegen::KernelOptions::packMatmulPanel);
   without("no wide panels", &codegen::KernelOptions::widePanels);
+  without("no reduce blocks", &codegen::KernelOptions::reduceBlocks);
   without("no tiling", &codegen::KernelOptions::tileMatmul);
   without("no hoisting", &codegen::KernelOptions::hoistInvariant);
   without("no epilogue split", &codegen::KernelOptions::splitEpilogue);

@@ -98,8 +98,9 @@ void checkConv(const Conv &s) {
 // c[i, j] = sum_r a[i, r] b[r, j]; with `transposedB`, b is stored n x kk
 // and c = a b^T (x @ W.T, nn.Linear: the packed panel transposes it). With
 // `masked`, c[i, j] = -1000 for i < j (a causal mask over the sums).
+// Returns the tile the default options choose.
 constexpr float kMasked = -1000.0f;
-void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, bool masked = false) {
+codegen::MatmulTile checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, bool masked = false) {
   INFO("matmul " << m << "x" << kk << " by " << kk << "x" << n << (transposedB ? " (b stored transposed)" : "")
                  << (masked ? ", masked where i < j" : ""));
   auto bAt = [&](int64_t r, int64_t j) { return transposedB ? j * kk + r : r * n + j; };
@@ -109,6 +110,7 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, boo
   if (masked)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = i + 1; j < n; ++j) ref.value[size_t(i * n + j)] = kMasked, ref.bound[size_t(i * n + j)] = 0;
+  codegen::MatmulTile chosen;
   for (const auto &[name, opts] : optimizationConfigs()) {
     CAPTURE(name);
     KB k;
@@ -119,6 +121,7 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, boo
     const UOp *red = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(a, k.lin(i, kk, r)), k.idx(b, bi)}), {r});
     if (masked) red = k.op(Op::WHERE, f, {k.op(Op::CMPLT, dtypes::Bool, {i, j}), k.cf(kMasked), red});
     const UOp *kern = k.sink({k.end(k.store(c, k.lin(i, n, j), red), {i, j})});
+    if (std::string(name) == "default") codegen::tileMatmul(kern, opts.kernel, {}, &chosen);
     Run run(k.linear({k.call(kern, {buffer(k.c, 10, f, m * n), buffer(k.c, 11, f, m * kk), buffer(k.c, 12, f, kk * n)})}), opts);
     float *got = run.at<float>(10), *as = run.at<float>(11), *bs = run.at<float>(12);
     for (int64_t x = 0; x < m * kk; ++x) as[x] = testInput(x, 3);
@@ -127,6 +130,7 @@ void checkMatmul(int64_t m, int64_t kk, int64_t n, bool transposedB = false, boo
     run.go();
     checkClose(got, ref);
   }
+  return chosen;
 }
 
 // Attention's scores, c[h, i, j] = sum_r a[h, i, r] b[h, j, r] (q @ k.T per
@@ -498,6 +502,39 @@ TEST_CASE("tiled kernels: matmul with wide panels of 2 column tiles and an odd r
 }
 
 TEST_CASE("tiled kernels: matmul the tiles do not divide (30x19 by 19x50)") { checkMatmul(30, 19, 50); }
+
+// A reduction whose panel of two 32-column tiles would exceed the 256 KiB
+// pack budget is cut into the fewest blocks (K/2, K/4, ...) that fit one:
+// 2048 x 64 floats is 512 KiB, 1024 x 64 is 256. The first block stores its
+// sums, the later ones add to them.
+TEST_CASE("tiled kernels: matmul with a blocked reduction, two blocks of 1024 (32x2048 by 2048x512)") {
+  codegen::MatmulTile tile = checkMatmul(32, 2048, 512);
+  CHECK(tile.columns == 32);
+  CHECK(tile.reduceBlock == 1024);
+}
+TEST_CASE("tiled kernels: matmul with a blocked reduction, four blocks of 750 (32x3000 by 3000x512)") {
+  CHECK(checkMatmul(32, 3000, 512).reduceBlock == 750); // 1500 x 64 floats: 375 KiB
+}
+TEST_CASE("tiled kernels: x @ W.T with a blocked reduction through its transposing pack (32x2048 by (512x2048)^T)") {
+  CHECK(checkMatmul(32, 2048, 512, true).reduceBlock == 1024);
+}
+TEST_CASE("tile-matmul: no blocks where a full-length panel can be wide, no two column tiles make a panel, or turned off") {
+  CHECK(checkMatmul(32, 1024, 512).reduceBlock == 0); // 1024 x 64 floats fit
+  CHECK(checkMatmul(32, 2048, 544).reduceBlock == 0); // 17 column tiles
+  KB k;
+  DType f = dtypes::Float32;
+  const UOp *i = range(k.c, 32, 0, "LOOP"), *j = range(k.c, 512, 1, "LOOP"), *r = range(k.c, 2048, 2, "REDUCE");
+  const UOp *sum = k.reduce(Op::ADD, k.op(Op::MUL, f, {k.idx(k.p(1, f, 32 * 2048), k.lin(i, 2048, r)), k.idx(k.p(2, f, 2048 * 512), k.lin(r, 512, j))}), {r});
+  const UOp *kern = k.sink({k.end(k.store(k.p(0, f, 32 * 512), k.lin(i, 512, j), sum), {i, j})});
+  codegen::KernelOptions off;
+  off.reduceBlocks = false;
+  codegen::MatmulTile on, without;
+  codegen::tileMatmul(kern, codegen::KernelOptions{}, {}, &on);
+  codegen::tileMatmul(kern, off, {}, &without);
+  CHECK(on.reduceBlock == 1024);
+  CHECK(without.reduceBlock == 0);
+  CHECK(without.columns == 32);
+}
 
 TEST_CASE("tiled kernels: x @ W.T with a transposing 8-column panel pack and an odd reduction (64x37 by (136x37)^T)") {
   checkMatmul(64, 37, 136, true);

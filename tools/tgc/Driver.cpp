@@ -106,6 +106,7 @@ const OptimizationNames &optimizationNames() {
       {"tile-matmul", &codegen::KernelOptions::tileMatmul},
       {"pack-panel", &codegen::KernelOptions::packMatmulPanel},
       {"wide-panels", &codegen::KernelOptions::widePanels},
+      {"reduce-blocks", &codegen::KernelOptions::reduceBlocks},
       {"dot-tiles", &codegen::KernelOptions::dotTiles},
       {"gate-versions", &codegen::KernelOptions::versionGates},
       {"max-lanes", &codegen::KernelOptions::maxLanes},

@@ -38,6 +38,10 @@ struct KernelOptions {
   /// them, so its rows of the left operand are read from L1 after the first
   /// tile (MatmulTiling.cpp); needs packMatmulPanel.
   bool widePanels = true;
+  /// Block a long reduction (k -> ko x ki) so that a packed panel of ki x
+  /// several column tiles fits the pack budget where a full-length panel
+  /// could not be wide (MatmulTiling.cpp); needs widePanels, off under strictFP.
+  bool reduceBlocks = true;
 
   /// Let LLVM vectorize a kernel that evaluates a polynomial transcendental
   /// or a THREEFRY with the target's widest vectors (`prefer-vector-width`=512: zmm on
@@ -112,7 +116,8 @@ struct KernelOptions {
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
     return {.threads = false, .strictFP = true, .tileMatmul = false, .polyTranscendentals = false,
-            .versionGates = false, .packMatmulPanel = false, .widePanels = false, .wideVectors = false,
+            .versionGates = false, .packMatmulPanel = false, .widePanels = false, .reduceBlocks = false,
+            .wideVectors = false,
             .vectorLdexp = false, .maxLanes = false, .hoistInvariant = false, .splitEpilogue = false,
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
@@ -124,7 +129,7 @@ struct KernelOptions {
   std::string fingerprint() const {
     std::string s;
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
-                   wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
+                   reduceBlocks, wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
                    overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums})
       s += b ? '1' : '0';

@@ -146,6 +146,8 @@ private:
   void chooseRows();
   void widenVectorColumns();
   bool outputIsRead() const;
+  int64_t reachableSubPanels() const;
+  void chooseReduceBlock();
   void blockReduction();
   void choosePacking();
   bool chooseDotTile();
@@ -159,10 +161,11 @@ private:
   const UOp *newRange(const UOp *like, int64_t n) { return newRangeLike(like, n, ++axis); }
   const UOp *tileStart(const UOp *s) const;
   void buildPack();
-  std::vector<const UOp *> buildStores() const;
+  std::vector<const UOp *> buildStores(const UOp *store) const;
   const UOp *tileStore(const UOp *store, int64_t i, const UOp *j) const;
   std::vector<const UOp *> buildEpilogueTile() const;
-  const UOp *buildNest(const std::vector<const UOp *> &stores) const;
+  const UOp *blockNest(const UOp *store, bool withPanel) const;
+  const UOp *buildNest() const;
 
   const UOp *sink;
   const KernelOptions &opts;
@@ -180,7 +183,10 @@ private:
   const UOp *red = nullptr, *colLoad = nullptr, *row = nullptr;
   bool transposed = false;
   int64_t axis = 0; // the last axis id given to a new range
-  const UOp *ko = nullptr; // the outer loop of a blocked reduction
+  // A blocked reduction: the loop over the blocks after the first (ko, the
+  // block's index in the kernel as built, ko + 1 in the loop over them) and
+  // the store of the first block, which does not read the output.
+  const UOp *ko = nullptr, *firstSt = nullptr;
   bool panelOuter = false, packs = false;
   bool epilogueTile = false; // the tile's sums go to a kernel-local tile, its epilogue runs after (choosePacking)
   std::optional<int64_t> kN; // the trips of a single-range reduction
@@ -198,18 +204,19 @@ const UOp *MatmulTiler::run() {
   if (!row && !transposed && !overlaps) widenVectorColumns();
   if (outputIsRead()) return nullptr;
   axis = maxAxisId(sink);
-  blockReduction();
   // The column panel loop is outermost when it has enough iterations to be
   // split evenly over threads; otherwise (conv2d: 7 tiles of 8 columns) it
   // stays where the column axis was.
   panelOuter = colTiles.tiles >= kMinColumnTiles;
+  chooseReduceBlock();
+  blockReduction();
   choosePacking();
   if (transposed && !packs && !chooseDotTile()) return nullptr;
   chooseSubPanels();
   tile.epilogueTile = epilogueTile;
   buildOuterRanges();
   if (packs) buildPack();
-  return ctx.get(Op::SINK, sink->dtype(), {buildNest(buildStores())}, sink->arg(), sink->tag());
+  return ctx.get(Op::SINK, sink->dtype(), {buildNest()}, sink->arg(), sink->tag());
 }
 
 // A kernel of one ungated store in a loop nest, with enough work to tile.
@@ -361,28 +368,67 @@ bool MatmulTiler::outputIsRead() const {
   return loaded.count(st->src(0)->src(0)) != 0;
 }
 
+// The column tiles a wide panel could hold, whatever its reduction's length
+// (chooseSubPanels' bounds but the pack budget).
+int64_t MatmulTiler::reachableSubPanels() const {
+  int64_t s = 1;
+  while (s < kMaxSubPanels && colN % (tile.columns * s * 2) == 0 && colN / (tile.columns * s * 2) >= kMinWidePanels) s *= 2;
+  return s;
+}
+
+// The reduction's block, unless one was requested: blocked only where the
+// full reduction's panel cannot be wide (K x 2 column tiles exceed
+// kMaxPanelBytes: matmul_2048's K of 2048) but the columns allow wide
+// panels; then into the fewest blocks (K/2, K/4, ... of at least
+// kMinReduceBlock steps) whose panel holds two column tiles. Unblocked,
+// every 32-column panel streams all of A again (1 GiB of A per 2048^3
+// product); in blocks, a row tile's block of A is read again from cache by
+// the panel's other column tiles. Each block after the first reads the
+// output's partial sums back from beyond L2 after the tile's loop: 2
+// blocks of 1024 spent ~3% of matmul_2048's kernel there, 4 blocks of 512
+// (a panel of 4 column tiles) ~10% and ran slower than unblocked.
+void MatmulTiler::chooseReduceBlock() {
+  if (tile.reduceBlock > 0 || !opts.reduceBlocks || !opts.packMatmulPanel || !opts.widePanels || !panelOuter ||
+      overlaps || !row || red != value || red->numSrc() != 2 || colLoad->dtype().itemsize() != 4)
+    return;
+  auto k = tripCount(red->src(1));
+  int64_t wideBytes = tile.columns * 2 * colLoad->dtype().itemsize(); // per step of a panel of two column tiles
+  if (!k || reachableSubPanels() < 2 || *k * wideBytes <= kMaxPanelBytes) return;
+  for (int64_t blocks = 2; *k % blocks == 0 && *k / blocks >= kMinReduceBlock; blocks *= 2)
+    if (*k / blocks * wideBytes <= kMaxPanelBytes) {
+      tile.reduceBlock = *k / blocks;
+      return;
+    }
+}
+
 // Cache blocking of the reduction (not under strict fp: the partial sums
 // of each block are added to the output, a different order): the reduce
-// range k becomes ko (an output loop between the column panel and the row
-// tiles) and ki (the REDUCE), and the STORE adds to what earlier blocks
-// left in the output, so each block of the column panel is reused by every
-// row tile while it is in cache.
+// range k becomes ko (an output loop inside the column panel, around its
+// pack and row tiles) and ki (the REDUCE). The first block's nest, peeled
+// off the loop, stores its sums; the later ones add theirs to the output
+// (buildNest). (A select of the two on ko == 0, or a read of the output
+// gated by ko > 0, kept SLP from vectorizing the tile's stores: its sums
+// were shuffled lane by lane.)
 void MatmulTiler::blockReduction() {
-  if (!value->is(Op::REDUCE) || value->numSrc() != 2 || !value->dtype().isFloat() || !value->arg().isTuple() ||
-      value->arg().size() != 2 || !value->arg()[0].isEnum("Ops") || value->arg()[0].str() != "ADD" || opts.strictFP)
-    return;
+  if (tile.reduceBlock <= 0) return;
   const UOp *k = value->src(1);
-  auto n = tripCount(k);
+  std::optional<int64_t> n = value->numSrc() == 2 ? tripCount(k) : std::nullopt;
+  bool floatSum = value->is(Op::REDUCE) && value->dtype().isFloat() && value->arg().isTuple() && value->arg().size() == 2 &&
+                  value->arg()[0].isEnum("Ops") && value->arg()[0].str() == "ADD";
   // (an overlapped column would add its partial sums twice)
-  if (!n || overlaps || tile.reduceBlock <= 0 || *n < 2 * tile.reduceBlock || *n % tile.reduceBlock != 0) return;
-  ko = newRange(col, *n / tile.reduceBlock);
+  if (!floatSum || red != value || opts.strictFP || !panelOuter || !n || overlaps || *n < 2 * tile.reduceBlock ||
+      *n % tile.reduceBlock != 0) {
+    tile.reduceBlock = 0;
+    return;
+  }
+  ko = newRange(col, *n / tile.reduceBlock - 1);
   const UOp *ki = newRange(k, tile.reduceBlock);
   const UOp *kAt = ctx.get(Op::ADD, k->dtype(), {ctx.get(Op::MUL, k->dtype(), {ko, constLike(k, tile.reduceBlock)}), ki});
   const UOp *part = ctx.get(Op::REDUCE, value->dtype(), {substitute(value->src(0), {{k, kAt}}), ki}, value->arg());
-  const UOp *later = ctx.get(Op::CMPLT, dtypes::Bool, {constLike(ko, 0), ko});
-  const UOp *gated = ctx.get(Op::WHERE, idx->dtype(), {later, idx, ctx.get(Op::CONST, dtypes::Bool, {}, tgc::Value::invalid())});
-  const UOp *earlier = ctx.get(Op::INDEX, st->src(0)->dtype(), {st->src(0)->src(0), gated});
-  st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {earlier, part})}, st->arg(), st->tag());
+  colLoad = substitute(colLoad, {{k, kAt}});
+  red = part;
+  firstSt = ctx.get(Op::STORE, st->dtype(), {st->src(0), part}, st->arg(), st->tag());
+  st = ctx.get(Op::STORE, st->dtype(), {st->src(0), ctx.get(Op::ADD, value->dtype(), {st->src(0), part})}, st->arg(), st->tag());
 }
 
 // Packing the panel: with the panel loop outermost, the contiguous operand
@@ -397,13 +443,13 @@ void MatmulTiler::blockReduction() {
 void MatmulTiler::choosePacking() {
   kN = red->numSrc() == 2 ? tripCount(red->src(1)) : std::nullopt;
   int64_t rowTiles = row ? *tripCount(row) / tile.rows : 0;
-  if (!opts.packMatmulPanel || ko || !kN || *kN * tile.columns * 4 > kMaxPanelBytes || rowTiles < 4 ||
+  if (!opts.packMatmulPanel || !kN || *kN * tile.columns * 4 > kMaxPanelBytes || rowTiles < 4 ||
       colLoad->dtype().itemsize() != 4 || colLoad->src(1)->is(Op::WHERE))
     return;
   packs = true;
   int64_t panels = colTiles.tiles;
   for (const UOp *n : toposort(colLoad->src(1))) {
-    if (!n->is(Op::RANGE) || n == red->src(1) || n == col) continue;
+    if (!n->is(Op::RANGE) || n == red->src(1) || n == col || n == ko) continue;
     bool outputLoop = std::find(ranges.begin(), ranges.end(), n) != ranges.end() && n != row;
     if (transposed && outputLoop) panelRanges.push_back(n), panels *= tripCount(n).value_or(1);
     else packs = false;
@@ -511,6 +557,7 @@ void MatmulTiler::buildPack() {
   pack = ctx.get(Op::END, end->dtype(), packSrc, end->arg());
   const UOp *packed = packedAt(sub, k, column);
   st = substitute(st, {{colLoad, packed}});
+  if (firstSt) firstSt = substitute(firstSt, {{colLoad, packed}});
   packedRed = substitute(red, {{colLoad, packed}});
 }
 
@@ -526,12 +573,12 @@ const UOp *MatmulTiler::tileStore(const UOp *store, int64_t i, const UOp *j) con
   return substitute(store, at);
 }
 
-// The store once per output of the tile, rows x columns of them.
-std::vector<const UOp *> MatmulTiler::buildStores() const {
+// `store` once per output of the tile, rows x columns of them.
+std::vector<const UOp *> MatmulTiler::buildStores(const UOp *store) const {
   if (epilogueTile) return buildEpilogueTile();
   std::vector<const UOp *> stores;
   for (int64_t i = 0; i < tile.rows; ++i)
-    for (int64_t j = 0; j < tile.columns; ++j) stores.push_back(tileStore(st, i, constLike(col, j)));
+    for (int64_t j = 0; j < tile.columns; ++j) stores.push_back(tileStore(store, i, constLike(col, j)));
   return stores;
 }
 
@@ -555,24 +602,36 @@ std::vector<const UOp *> MatmulTiler::buildEpilogueTile() const {
   return effects;
 }
 
-// The loops around the tile's stores: the panel loop (outermost, or where
-// the column axis was), the reduction blocks, the other output loops with
-// the row axis as its row tiles, and a wide panel's column tiles innermost;
-// a pack nest goes first inside the panel loop.
-const UOp *MatmulTiler::buildNest(const std::vector<const UOp *> &stores) const {
-  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), stores)};
-  if (panelOuter && !pack) endSrc.push_back(colOuter);
-  if (ko) endSrc.push_back(ko);
+// The loops around `store`'s tile: the other output loops with the row
+// axis as its row tiles, and a wide panel's column tiles innermost; a pack
+// nest goes first. `withPanel`: the panel loop too (outermost, or where the
+// column axis was).
+const UOp *MatmulTiler::blockNest(const UOp *store, bool withPanel) const {
+  std::vector<const UOp *> endSrc{ctx.get(Op::GROUP, st->dtype(), buildStores(store))};
+  if (withPanel && panelOuter) endSrc.push_back(colOuter);
   for (const UOp *r : ranges) {
     if (std::find(panelRanges.begin(), panelRanges.end(), r) != panelRanges.end()) continue; // around the pack
     if (r != col) endSrc.push_back(r == row ? rowOuter : r);
-    else if (!panelOuter) endSrc.push_back(colOuter);
+    else if (withPanel && !panelOuter) endSrc.push_back(colOuter);
   }
   if (sub) endSrc.push_back(sub); // innermost output loop: a row tile runs over the panel's column tiles
-  const UOp *newEnd = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
-  if (!pack) return newEnd;
-  // END(GROUP(pack nest, row tiles), the panel ranges, panel)
-  std::vector<const UOp *> outer{ctx.get(Op::GROUP, st->dtype(), {pack, newEnd})};
+  const UOp *nest = ctx.get(Op::END, end->dtype(), endSrc, end->arg());
+  return pack ? ctx.get(Op::GROUP, st->dtype(), {pack, nest}) : nest;
+}
+
+// The kernel's loop nest. Packed or blocked, the panel loop is outermost
+// (blockReduction and choosePacking see to it), around the loops over panel
+// ranges and the blocks of the reduction: END(block nests, the panel ranges,
+// panel), the first block's nest peeled off the loop over the others.
+const UOp *MatmulTiler::buildNest() const {
+  if (!pack && !ko) return blockNest(st, true);
+  const UOp *body = blockNest(st, false);
+  if (ko) {
+    const UOp *next = ctx.get(Op::ADD, ko->dtype(), {ko, constLike(ko, 1)});
+    const UOp *later = ctx.get(Op::END, end->dtype(), {substitute(body, {{ko, next}}), ko}, end->arg());
+    body = ctx.get(Op::GROUP, st->dtype(), {substitute(blockNest(firstSt, false), {{ko, constLike(ko, 0)}}), later});
+  }
+  std::vector<const UOp *> outer{body};
   outer.insert(outer.end(), panelRanges.begin(), panelRanges.end());
   outer.push_back(colOuter);
   return ctx.get(Op::END, end->dtype(), outer, end->arg());

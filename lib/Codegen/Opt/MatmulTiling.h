@@ -12,7 +12,9 @@
 // becomes the outermost (threaded) loop, and the right-hand operand's column
 // panel is packed into a kernel-local buffer at its top, so every row block
 // reads it sequentially from cache; a wide panel packs several column tiles
-// and each row tile runs over all of them.
+// and each row tile runs over all of them. A reduction too long for a wide
+// panel is cut into blocks, each packed and run in turn, the later blocks
+// adding their sums to the output.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -28,10 +30,9 @@ namespace tgc::codegen {
 struct MatmulTile {
   int64_t rows = 8;     ///< upcast of the row axis (16 vector accumulators at 32 columns)
   int64_t columns = 32; ///< upcast of the unit-stride column axis
-  /// Reduction block kept in cache (not under strict fp); 0 = off. Off by
-  /// default: measured slower (matmul_512 1.9 -> 11.8 ms) because the gated
-  /// reads of the partial sums stop the SLP vectorizer from forming vectors
-  /// of the tile (docs/performance.md).
+  /// Steps of a blocked reduction (not under strict fp; KernelOptions::
+  /// reduceBlocks): each block adds its sums to the output's. 0 = the tiler
+  /// decides (a reduction too long for a wide panel), and unblocked.
   int64_t reduceBlock = 0;
   /// A tile of dot products vectorized along the reduction (x @ W.T over a
   /// few rows), not along its columns.
@@ -86,6 +87,8 @@ constexpr int64_t kMaxPanelBytes = 256 * 1024;
 /// remain for the threads to split.
 constexpr int64_t kMaxSubPanels = 4;
 constexpr int64_t kMinWidePanels = 8;
+/// The shortest block of a blocked reduction (MatmulTile::reduceBlock).
+constexpr int64_t kMinReduceBlock = 128;
 
 /// A PARAM in the LOCAL address space: scratch memory of one kernel
 /// invocation (per thread), not a CALL argument.
