@@ -36,6 +36,7 @@ struct MimallocSettings {
     void *probe = mi_malloc(16);
     uintptr_t segment = reinterpret_cast<uintptr_t>(probe) & ~(kSegmentBytes - 1);
     (void)madvise(reinterpret_cast<void *>(segment), kSegmentBytes, MADV_HUGEPAGE);
+    (void)madvise(reinterpret_cast<void *>(segment), uintptr_t(2) << 20, 25 /*MADV_COLLAPSE*/);
     mi_free(probe);
   }
 } mimallocSettings;
