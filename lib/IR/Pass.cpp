@@ -101,7 +101,11 @@ PassPreparation::PassPreparation(const std::vector<const PassInfo *> &passes) {
   if (work.empty()) return;
   try {
     thread_ = std::thread([work = std::move(work)] {
-      for (const auto &fn : work) fn();
+      // a table whose building throws is built again (and throws there) on first use
+      try {
+        for (const auto &fn : work) fn();
+      } catch (...) {
+      }
     });
   } catch (const std::system_error &) {
     // no thread: each pass builds its tables on first use, as it would anyway
