@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <system_error>
 
 namespace tgc {
 
@@ -92,6 +93,24 @@ struct PassTiming {
 };
 size_t contextSize(const Graph &g) { return g.roots.empty() ? 0 : g.roots[0]->context().size(); }
 } // namespace
+
+PassPreparation::PassPreparation(const std::vector<const PassInfo *> &passes) {
+  std::vector<std::function<void()>> work;
+  for (const PassInfo *p : passes)
+    if (p->prepare) work.push_back(p->prepare);
+  if (work.empty()) return;
+  try {
+    thread_ = std::thread([work = std::move(work)] {
+      // a table whose building throws is built again (and throws there) on first use
+      try {
+        for (const auto &fn : work) fn();
+      } catch (...) {
+      }
+    });
+  } catch (const std::system_error &) {
+    // no thread: each pass builds its tables on first use, as it would anyway
+  }
+}
 
 Status runPipeline(Graph &g, const std::vector<const PassInfo *> &passes, const PipelineOptions &opts) {
   using Clock = std::chrono::steady_clock;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tgc {
@@ -38,6 +39,10 @@ struct PassInfo {
   /// A pipeline alias when non-empty: parsePipeline replaces the name by these
   /// passes (recursively), so --print-after and --time-passes see each step.
   std::vector<std::string> steps = {};
+  /// Builds what the pass would otherwise build on its first run, its rule
+  /// tables (function-local statics), so that a driver can do it on a thread
+  /// while it reads the input (PassPreparation). Empty: nothing to build.
+  std::function<void()> prepare = {};
 };
 
 class PassRegistry {
@@ -78,6 +83,25 @@ struct PipelineOptions {
   std::ostream *timingStream = nullptr;
   /// Where each pass's statsText goes after it ran (--stats); null: nowhere.
   std::ostream *statsStream = nullptr;
+};
+
+/// Runs the `prepare` of each of the passes on a thread, from construction
+/// until wait() (or destruction): a first run of the passes then finds their
+/// rule tables built (building them is a good part of a small graph's first
+/// schedule, and its code and data are cold then). A driver starts one before
+/// it reads the input and waits before it runs the pipeline.
+class PassPreparation {
+public:
+  explicit PassPreparation(const std::vector<const PassInfo *> &passes);
+  PassPreparation(const PassPreparation &) = delete;
+  PassPreparation &operator=(const PassPreparation &) = delete;
+  ~PassPreparation() { wait(); }
+  void wait() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+private:
+  std::thread thread_;
 };
 
 /// Runs the passes in order; stops at the first failing one.

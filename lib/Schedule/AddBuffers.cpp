@@ -141,6 +141,8 @@ static const PatternMatcher &addBuffersPM() {
   return pm;
 }
 
+void prepareAddBuffers() { addBuffersPM(); }
+
 const UOp *addBuffersPass(const UOp *sink) {
   SlotCounter ctr;
   int64_t maxSlot = -1;

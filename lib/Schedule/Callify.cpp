@@ -239,6 +239,14 @@ static const PatternMatcher &replaceBufPM() {
   return pm;
 }
 
+void prepareCallify() {
+  addTagsPM();
+  earlyTransformPM();
+  finalizeCallPM();
+  replaceBufPM();
+  rangeify::prepareContiguousView();
+}
+
 int64_t firstFreeBufferSlot(std::span<const UOp *const> roots) {
   int64_t next = 0;
   ToposortOptions o;

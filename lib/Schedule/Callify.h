@@ -28,5 +28,7 @@ Result<CallifyResult> callify(const UOp *bigSink, int64_t firstFreeSlot);
 
 /// One past the largest BUFFER slot reachable from `roots` (0 if none).
 int64_t firstFreeBufferSlot(std::span<const UOp *const> roots);
+/// Builds callify's rule tables (PassInfo::prepare).
+void prepareCallify();
 
 } // namespace tgc

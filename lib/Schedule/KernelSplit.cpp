@@ -184,11 +184,15 @@ static const UOp *stripZeroOffsetShrink(const UOp *x) {
   return x->src(0);
 }
 
-const UOp *splitKernelsPass(const UOp *sink) {
-  static const PatternMatcher split({
+static const PatternMatcher &splitPM() {
+  static const PatternMatcher pm({
       rule(UPat(OpSet{Op::STORE, Op::END}).named("x"), [](Match &m) { return splitStore(m["x"]); }),
   });
-  static const PatternMatcher noIndexingCalls({
+  return pm;
+}
+
+static const PatternMatcher &noIndexingCallsPM() {
+  static const PatternMatcher pm({
       rule(UPat(Op::CALL).named("u"),
            [](Match &m) {
              const UOp *u = m["u"];
@@ -205,8 +209,18 @@ const UOp *splitKernelsPass(const UOp *sink) {
              return u->withSrc(s);
            }),
   });
-  const UOp *out = rewrite(sink, split, preOrder());
-  return rewrite(out, noIndexingCalls);
+  return pm;
+}
+
+void prepareSplitKernels() {
+  kernelBodyPM();
+  splitPM();
+  noIndexingCallsPM();
+}
+
+const UOp *splitKernelsPass(const UOp *sink) {
+  const UOp *out = rewrite(sink, splitPM(), preOrder());
+  return rewrite(out, noIndexingCallsPM());
 }
 
 const UOp *kernelGraph(const UOp *sink) {

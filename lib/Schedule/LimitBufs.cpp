@@ -109,11 +109,18 @@ static const UOp *limitBufs(LimitBufsContext &ctx, const UOp *root) {
   return root->withSrc(srcs);
 }
 
-const UOp *limitBufsPass(const UOp *sink) {
-  static const OpSet kernelRoots = group::Binary | group::Ternary;
+constexpr OpSet kernelRoots = group::Binary | group::Ternary;
+
+static const PatternMatcher &limitBufsPM() {
   static const PatternMatcher pm({
       rule(UPat(kernelRoots).named("root"), [](Match &m) { return limitBufs(m.ctx<LimitBufsContext>(), m["root"]); }),
   });
+  return pm;
+}
+
+void prepareLimitBufs() { limitBufsPM(); }
+
+const UOp *limitBufsPass(const UOp *sink) {
   LimitBufsContext ctx;
   int64_t next = -1;
   bool anyOver = false;
@@ -128,7 +135,7 @@ const UOp *limitBufsPass(const UOp *sink) {
   }
   if (!anyOver) return sink;
   ctx.rangeIdx = next + 1;
-  return rewrite(sink, pm, ctx);
+  return rewrite(sink, limitBufsPM(), ctx);
 }
 
 } // namespace tgc::rangeify

@@ -164,12 +164,18 @@ static const PatternMatcher &contiguousViewOffsetPM() {
   return pm;
 }
 
-std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u) {
+static const PatternMatcher &contiguousViewPM() {
   static const PatternMatcher pm = pmMops() + symbolic() + contiguousViewOffsetPM();
+  return pm;
+}
+
+void prepareContiguousView() { contiguousViewPM(); }
+
+std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u) {
   Context &ctx = u->context();
   const UOp *idx = index(flatten(u), {range(ctx, prod(shapeOf(u)), 0)});
   const UOp *self = u;
-  const UOp *out = rewrite(idx, pm, self);
+  const UOp *out = rewrite(idx, contiguousViewPM(), self);
   if (!out->is(Op::INDEX) || out->numSrc() != 2) return std::nullopt;
   const UOp *b = out->src(0), *c = out->src(1);
   if (!b->tag().isBool() || !b->tag().getBool() || !c->is(Op::CONST) || !c->arg().isInt()) return std::nullopt;

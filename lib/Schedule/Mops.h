@@ -19,5 +19,7 @@ const PatternMatcher &mopCleanup();
 /// tinygrad's UOp.contiguous_view: (storage node, element offset) when the
 /// view `u` reads one contiguous run of its storage, else nullopt.
 std::optional<std::pair<const UOp *, int64_t>> contiguousView(const UOp *u);
+/// Builds contiguousView's rule table (PassInfo::prepare).
+void prepareContiguousView();
 
 } // namespace tgc::rangeify

@@ -97,9 +97,10 @@ private:
   std::vector<std::string> names_;
 };
 
-void addBodyPass(const char *name, const char *desc, BodyFn fn) {
+void addBodyPass(const char *name, const char *desc, BodyFn fn, void (*prepare)()) {
   PassRegistry::instance().add(
-      {name, desc, [fn] { return std::make_unique<FunctionPass>([fn](Graph &g) { return onBodies(g, fn); }); }});
+      {name, desc, [fn] { return std::make_unique<FunctionPass>([fn](Graph &g) { return onBodies(g, fn); }); }, {},
+       prepare});
 }
 
 } // namespace
@@ -109,19 +110,19 @@ void registerSchedulePasses() {
   registerGradPass();
   registerRealizeOutputsPass();
   r.add({"callify", "tensor graph -> CALL(SINK of effects over PARAMs, *buffers) and the buffer map",
-         [] { return std::make_unique<FunctionPass>(callifyGraph); }});
+         [] { return std::make_unique<FunctionPass>(callifyGraph); }, {}, prepareCallify});
   using namespace rangeify;
   addBodyPass("rangeify-early", "movement-op cleanup, FUNCTION inlining, reduce split, COPY/STORE rules",
-              earliestRewritesPass);
-  addBodyPass("copy-to-store", "every COPY becomes a STORE into a buffer", copyToStorePass);
+              earliestRewritesPass, prepareEarliestRewrites);
+  addBodyPass("copy-to-store", "every COPY becomes a STORE into a buffer", copyToStorePass, prepareCopyToStore);
   addBodyPass("rangeify", "realize decisions, ranges through movement ops, STAGE/INDEX/REDUCE ranges",
-              runRangeify);
+              runRangeify, prepareRangeify);
   addBodyPass("rangeify-cleanup", "symbolic, reduce simplification, const-buffer folding, fusion cost model",
-              cleanupPass);
-  addBodyPass("limit-bufs", "stage elementwise srcs of kernels over the device's buffer limit", limitBufsPass);
-  addBodyPass("add-buffers", "STAGE -> BUFFER + STORE + END + AFTER; tag PARAMs and RANGEs", addBuffersPass);
+              cleanupPass, prepareCleanup);
+  addBodyPass("limit-bufs", "stage elementwise srcs of kernels over the device's buffer limit", limitBufsPass, prepareLimitBufs);
+  addBodyPass("add-buffers", "STAGE -> BUFFER + STORE + END + AFTER; tag PARAMs and RANGEs", addBuffersPass, prepareAddBuffers);
   addBodyPass("split-kernels", "each closed STORE becomes AFTER(buffer, CALL(kernel SINK, *args))",
-              splitKernelsPass);
+              splitKernelsPass, prepareSplitKernels);
   r.add({"access", "compute each CALL's read and written argument slots (printed with --print-after)",
          [] { return std::make_unique<sched::AccessPass>(); }});
   r.add({"linearize", "order the kernels of a kernel graph into a LINEAR of CALLs",
@@ -131,7 +132,7 @@ void registerSchedulePasses() {
   r.add({"kernel-graph", "get_kernel_graph: all rangeify steps, function body -> kernel graph",
          [kernelGraphSteps] { return std::make_unique<PipelinePass>(kernelGraphSteps); }, kernelGraphSteps});
   r.add({"resolve-calls", "CALL(LINEAR, *buffers) -> LINEAR of kernel CALLs over buffers, cross-device copies as COPY",
-         [] { return std::make_unique<FunctionPass>(resolveCalls); }});
+         [] { return std::make_unique<FunctionPass>(resolveCalls); }, {}, prepareResolveCalls});
   const std::vector<std::string> scheduleSteps = {"callify", "kernel-graph", "linearize", "access", "resolve-calls"};
   r.add({"schedule", "the whole scheduling pipeline: callify, kernel-graph, linearize, access, resolve-calls",
          [scheduleSteps] { return std::make_unique<PipelinePass>(scheduleSteps); }, scheduleSteps});

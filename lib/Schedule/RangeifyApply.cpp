@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Schedule/RangeifyIndexing.h"
+#include "Schedule/RangeifyMovement.h"
 
 #include <algorithm>
 
@@ -174,12 +175,9 @@ struct SinkDevice {
 };
 } // namespace
 
-const UOp *runRangeify(const UOp *sink) {
-  IndexingContext ctx;
-  assignRanges(sink, ctx);
-  const UOp *out = rewrite(sink, applyRangeifyPM(), ctx, preOrder());
-  // a deviceless value that must materialize goes on the sink's device
-  static const PatternMatcher fixDeviceless({
+// a deviceless value that must materialize goes on the sink's device
+static const PatternMatcher &fixDevicelessPM() {
+  static const PatternMatcher pm({
       rule(UPat(Op::STAGE).named("b"),
            [](Match &m) -> const UOp * {
              const UOp *b = m["b"];
@@ -188,6 +186,19 @@ const UOp *runRangeify(const UOp *sink) {
              return b->withArg(bufferizeOpts(m.ctx<SinkDevice>().device, o.addrspace, o.removable));
            }),
   });
+  return pm;
+}
+
+void prepareRangeify() {
+  applyRangeifyPM();
+  fixDevicelessPM();
+  prepareMovementRules();
+}
+
+const UOp *runRangeify(const UOp *sink) {
+  IndexingContext ctx;
+  assignRanges(sink, ctx);
+  const UOp *out = rewrite(sink, applyRangeifyPM(), ctx, preOrder());
   // a SINK's device is its first src's that has one: asking the srcs in turn
   // spares computing the properties of every output's subgraph here
   SinkDevice dev;
@@ -195,7 +206,7 @@ const UOp *runRangeify(const UOp *sink) {
   else
     for (const UOp *s : out->src())
       if (!(dev.device = s->device()).isNone()) break;
-  return rewrite(out, fixDeviceless, dev);
+  return rewrite(out, fixDevicelessPM(), dev);
 }
 
 } // namespace tgc::rangeify

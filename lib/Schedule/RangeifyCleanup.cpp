@@ -191,9 +191,16 @@ const PatternMatcher &removeBufferizePM() {
   return pm;
 }
 
-const UOp *cleanupPass(const UOp *sink) {
+static const PatternMatcher &cleanupPM() {
   static const PatternMatcher pm = symbolic() + reduceSimplify() + constBufferFolding() + removeBufferizePM();
-  return rewrite(sink, pm);
+  return pm;
 }
+
+void prepareCleanup() {
+  cleanupPM();
+  prepareReduceRules();
+}
+
+const UOp *cleanupPass(const UOp *sink) { return rewrite(sink, cleanupPM()); }
 
 } // namespace tgc::rangeify

@@ -279,14 +279,25 @@ static const UOp *copyToStore(SlotCounter &ctr, const UOp *copy, const UOp *exis
   return reshape(after(buf, {store(buf, in)}), shapeOf(copy));
 }
 
-const UOp *copyToStorePass(const UOp *sink) {
+static const PatternMatcher &copyToStorePM() {
   static const PatternMatcher pm({
       rule(UPat(Op::STORE).src({var("existing_buf"), UPat(Op::COPY).named("copy")}),
            [](Match &m) { return copyToStore(m.ctx<SlotCounter>(), m["copy"], m["existing_buf"]); }),
       rule(UPat(Op::COPY).named("copy"), [](Match &m) { return copyToStore(m.ctx<SlotCounter>(), m["copy"], nullptr); }),
   });
+  return pm;
+}
+
+void prepareCopyToStore() { copyToStorePM(); }
+
+const UOp *copyToStorePass(const UOp *sink) {
   SlotCounter ctr;
-  return rewrite(sink, pm, ctr, preOrder());
+  return rewrite(sink, copyToStorePM(), ctr, preOrder());
+}
+
+void prepareEarliestRewrites() {
+  earliestRewrites();
+  prepareContiguousView();
 }
 
 const UOp *earliestRewritesPass(const UOp *sink) {

@@ -29,10 +29,19 @@ const UOp *symSimplify(const UOp *u) {
   return *r;
 }
 
-const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
+static const PatternMatcher &simplifyValidPM(bool dropAndClauses) {
   static const PatternMatcher withValid = symbolic() + pmSimplifyValid();
   static const PatternMatcher withDrop = symbolic() + pmSimplifyValid() + pmDropAndClauses();
-  Result<const UOp *> r = graphRewritePure(u, dropAndClauses ? withDrop : withValid);
+  return dropAndClauses ? withDrop : withValid;
+}
+
+void prepareMovementRules() {
+  simplifyValidPM(false);
+  simplifyValidPM(true);
+}
+
+const UOp *simplifyValid(const UOp *u, bool dropAndClauses) {
+  Result<const UOp *> r = graphRewritePure(u, simplifyValidPM(dropAndClauses));
   if (!r) throw ScheduleError(r.error());
   return *r;
 }

@@ -29,5 +29,7 @@ std::vector<const UOp *> applyMovement(Context &ctx, Op op, const IShape &inShap
 const UOp *symSimplify(const UOp *u);
 /// graph_rewrite(u, symbolic + pm_simplify_valid [+ pm_drop_and_clauses]).
 const UOp *simplifyValid(const UOp *u, bool dropAndClauses);
+/// Builds the rule tables of symSimplify and simplifyValid (PassInfo::prepare).
+void prepareMovementRules();
 
 } // namespace tgc::rangeify

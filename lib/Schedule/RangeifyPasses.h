@@ -30,6 +30,17 @@ const UOp *splitKernelsPass(const UOp *sink);
 /// The whole of get_kernel_graph.
 const UOp *kernelGraph(const UOp *sink);
 
+/// Each builds the rule tables of the pass above of that name (PassInfo::prepare).
+void prepareEarliestRewrites();
+void prepareCopyToStore();
+void prepareRangeify();
+void prepareCleanup();
+void prepareLimitBufs();
+void prepareAddBuffers();
+void prepareSplitKernels();
+/// The tables of reduceSimplify, including the one its rules use.
+void prepareReduceRules();
+
 /// The matchers, for tests and for other passes that reuse them.
 const PatternMatcher &earliestRewrites();
 const PatternMatcher &reduceSimplify();

@@ -234,4 +234,9 @@ const PatternMatcher &reduceSimplify() {
   return pm;
 }
 
+void prepareReduceRules() {
+  reduceSimplify();
+  reduceCollapsePM();
+}
+
 } // namespace tgc::rangeify

@@ -151,6 +151,8 @@ static void checkOneDevice(const UOp *call) {
     fail(call, "all buffers must be on the same device: " + devices[0].toString() + ", " + devices[1].toString());
 }
 
+void prepareResolveCalls() { paramsToBuffersPM(); }
+
 Status resolveCalls(Graph &g) {
   try {
     int64_t nextSlot = firstFreeBufferSlot(g.roots);

@@ -14,5 +14,7 @@ namespace tgc {
 
 /// Replaces every root CALL(LINEAR, *args) by its resolved LINEAR.
 Status resolveCalls(Graph &g);
+/// Builds resolveCalls' rule table (PassInfo::prepare).
+void prepareResolveCalls();
 
 } // namespace tgc

@@ -9,6 +9,8 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 using namespace tgc;
 
@@ -207,4 +209,26 @@ TEST_CASE("pass: pipelines parse against the registry") {
   CHECK(bad.error().message.find("unknown pass 'nope'") != std::string::npos);
   CHECK(parsePipeline("").ok());
   CHECK_FALSE(parsePipeline("verify,,verify").ok());
+}
+
+TEST_CASE("pass: a preparation runs each pass's prepare once, on another thread, before wait() returns") {
+  std::mutex mu;
+  std::vector<std::pair<std::string, std::thread::id>> ran;
+  auto prepareAs = [&](std::string name) {
+    return [&, name] {
+      std::lock_guard<std::mutex> lock(mu);
+      ran.emplace_back(name, std::this_thread::get_id());
+    };
+  };
+  PassInfo a{"a", "", nullptr, {}, prepareAs("a")};
+  PassInfo none{"none", "", nullptr};
+  PassInfo b{"b", "", nullptr, {}, prepareAs("b")};
+  PassPreparation prep({&a, &none, &b});
+  prep.wait();
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(ran.size() == 2);
+  CHECK(ran[0].first == "a");
+  CHECK(ran[1].first == "b");
+  CHECK(ran[0].second != std::this_thread::get_id());
+  prep.wait(); // a second wait is a no-op
 }

@@ -2,6 +2,7 @@
 #include "Driver.h"
 
 #include "IR/JSON.h"
+#include "IR/Pass.h"
 #include "IR/TextFormat.h"
 #include "Runtime/FileIO.h"
 
@@ -92,6 +93,10 @@ bool gradRequest(const GradOptions &o, const char *command, std::optional<GradRe
 
 Status loadDocument(Context &ctx, const std::string &path, const std::string &format, const std::string &rootSel,
                     const ResourceLimits &limits, Graph &g) {
+  // every command that loads a model schedules it: the schedule's rule tables
+  // are built on a thread while the document is read and parsed
+  Result<std::vector<const PassInfo *>> schedule = parsePipeline("schedule");
+  PassPreparation preparation(schedule ? *schedule : std::vector<const PassInfo *>{});
   Result<std::string> text = readInput(path);
   if (!text) return text.error();
   Format fmt = formatFor(format, path, *text);

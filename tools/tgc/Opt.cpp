@@ -78,6 +78,8 @@ int runOpt(const OptOptions &o) {
     const PassInfo *grad = PassRegistry::instance().lookup("grad");
     if (std::find(pipeline->begin(), pipeline->end(), grad) == pipeline->end()) pipeline->insert(pipeline->begin(), grad);
   }
+  // the passes' rule tables are built on a thread while the input is read and parsed
+  PassPreparation preparation(*pipeline);
   Result<std::string> text = readInput(o.input);
   if (!text) {
     report(text.error());
@@ -126,6 +128,7 @@ int runOpt(const OptOptions &o) {
     if (st.ok() && gradReq) setGradRequest(g, *gradReq);
     size_t inputNodes = 0;
     if (st.ok() && o.stats) inputNodes = graphNodeCount(g);
+    preparation.wait();
     if (st.ok()) st = runPipeline(g, *pipeline, popts);
     if (!st.ok()) {
       report(st.error());
