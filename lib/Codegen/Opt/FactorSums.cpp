@@ -13,12 +13,6 @@ namespace tgc::codegen {
 
 namespace {
 
-bool isFloatSum(const UOp *u) {
-  const tgc::Value &a = u->arg();
-  return u->is(Op::REDUCE) && u->numSrc() >= 2 && u->dtype().isFloat() && a.isTuple() && a.size() == 2 &&
-         a[0].isEnum("Ops") && a[0].str() == "ADD";
-}
-
 // The factors of a product tree of MULs of dtype `dt`, left to right.
 void factorsOf(const UOp *u, DType dt, std::vector<const UOp *> &out) {
   if (u->is(Op::MUL) && u->numSrc() == 2 && u->dtype() == dt) {
@@ -56,6 +50,12 @@ const UOp *factored(const UOp *sum) {
 }
 
 } // namespace
+
+bool isFloatSum(const UOp *u) {
+  const tgc::Value &a = u->arg();
+  return u->is(Op::REDUCE) && u->numSrc() >= 2 && u->dtype().isFloat() && a.isTuple() && a.size() == 2 &&
+         a[0].isEnum("Ops") && a[0].str() == "ADD";
+}
 
 const UOp *factorSums(const UOp *sink, const KernelOptions &opts) {
   if (!opts.factorSums || opts.strictFP) return sink;

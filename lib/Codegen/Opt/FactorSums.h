@@ -27,4 +27,7 @@ namespace tgc::codegen {
 /// KernelOptions::factorSums off.
 const UOp *factorSums(const UOp *sink, const KernelOptions &opts);
 
+/// Whether `u` is a float ADD REDUCE (a sum that reassociation may reorder).
+bool isFloatSum(const UOp *u);
+
 } // namespace tgc::codegen

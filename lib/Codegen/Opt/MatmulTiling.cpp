@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Opt/MatmulTiling.h"
+#include "Codegen/Opt/FactorSums.h"
 #include "Codegen/Opt/ParallelLoop.h"
 
 #include <algorithm>
@@ -146,7 +147,7 @@ private:
   void chooseRows();
   void widenVectorColumns();
   bool outputIsRead() const;
-  int64_t reachableSubPanels() const;
+  bool columnsAllowDoubling(int64_t subPanels) const;
   void chooseReduceBlock();
   void blockReduction();
   void choosePacking();
@@ -368,12 +369,12 @@ bool MatmulTiler::outputIsRead() const {
   return loaded.count(st->src(0)->src(0)) != 0;
 }
 
-// The column tiles a wide panel could hold, whatever its reduction's length
-// (chooseSubPanels' bounds but the pack budget).
-int64_t MatmulTiler::reachableSubPanels() const {
-  int64_t s = 1;
-  while (s < kMaxSubPanels && colN % (tile.columns * s * 2) == 0 && colN / (tile.columns * s * 2) >= kMinWidePanels) s *= 2;
-  return s;
+// Whether the columns allow a wide panel of twice `subPanels` column tiles:
+// within kMaxSubPanels, dividing the columns, with kMinWidePanels panels left
+// for the threads (the pack budget aside).
+bool MatmulTiler::columnsAllowDoubling(int64_t subPanels) const {
+  int64_t columns = tile.columns * subPanels * 2;
+  return subPanels < kMaxSubPanels && colN % columns == 0 && colN / columns >= kMinWidePanels;
 }
 
 // The reduction's block, unless one was requested: blocked only where the
@@ -393,7 +394,7 @@ void MatmulTiler::chooseReduceBlock() {
     return;
   auto k = tripCount(red->src(1));
   int64_t wideBytes = tile.columns * 2 * colLoad->dtype().itemsize(); // per step of a panel of two column tiles
-  if (!k || reachableSubPanels() < 2 || *k * wideBytes <= kMaxPanelBytes) return;
+  if (!k || !columnsAllowDoubling(1) || *k * wideBytes <= kMaxPanelBytes) return;
   for (int64_t blocks = 2; *k % blocks == 0 && *k / blocks >= kMinReduceBlock; blocks *= 2)
     if (*k / blocks * wideBytes <= kMaxPanelBytes) {
       tile.reduceBlock = *k / blocks;
@@ -413,10 +414,8 @@ void MatmulTiler::blockReduction() {
   if (tile.reduceBlock <= 0) return;
   const UOp *k = value->src(1);
   std::optional<int64_t> n = value->numSrc() == 2 ? tripCount(k) : std::nullopt;
-  bool floatSum = value->is(Op::REDUCE) && value->dtype().isFloat() && value->arg().isTuple() && value->arg().size() == 2 &&
-                  value->arg()[0].isEnum("Ops") && value->arg()[0].str() == "ADD";
   // (an overlapped column would add its partial sums twice)
-  if (!floatSum || red != value || opts.strictFP || !panelOuter || !n || overlaps || *n < 2 * tile.reduceBlock ||
+  if (!isFloatSum(value) || red != value || opts.strictFP || !panelOuter || !n || overlaps || *n < 2 * tile.reduceBlock ||
       *n % tile.reduceBlock != 0) {
     tile.reduceBlock = 0;
     return;
@@ -509,8 +508,7 @@ bool MatmulTiler::chooseDotTile() {
 // later column tiles. Only while the panel fits kMaxPanelBytes and enough
 // panels remain to split over threads.
 void MatmulTiler::chooseSubPanels() {
-  while (packs && opts.widePanels && subPanels < kMaxSubPanels && colN % (tile.columns * subPanels * 2) == 0 &&
-         colN / (tile.columns * subPanels * 2) >= kMinWidePanels && *kN * tile.columns * subPanels * 2 * 4 <= kMaxPanelBytes)
+  while (packs && opts.widePanels && columnsAllowDoubling(subPanels) && *kN * tile.columns * subPanels * 2 * 4 <= kMaxPanelBytes)
     subPanels *= 2;
   panelColumns = tile.columns * subPanels;
 }
