@@ -6,6 +6,7 @@
 #include "Pipeline/Pipeline.h"
 
 #include "Codegen/Model/LinearModel.h"
+#include "Codegen/Opt/RowFusion.h"
 #include "IR/JSON.h"
 
 #include <filesystem>
@@ -55,8 +56,11 @@ Result<BuiltModel> buildModelFromDocument(Context &ctx, Graph &g, const ModelOpt
   return out;
 }
 
-Result<CompiledModel> compileModelArtifacts(const Model &model, const ModelCodegenOptions &opts) {
+Result<CompiledModel> compileModelArtifacts(const Model &scheduled, const ModelCodegenOptions &opts) {
   CompiledModel out;
+  // fuse-rows: kernels that step over the same rows become one (its calls, and so the plan, change)
+  Model model = scheduled;
+  model.plan = codegen::fuseRowKernels(scheduled.plan, opts.kernel);
   // plan
   Result<MemoryPlan> memory = planMemory(model);
   if (!memory) return memory.error();
@@ -69,7 +73,7 @@ Result<CompiledModel> compileModelArtifacts(const Model &model, const ModelCodeg
 }
 
 Result<std::unique_ptr<CompiledSchedule>> compileModelForRun(const Model &model, const CodegenOptions &opts) {
-  // optimize-kernels → lower → JIT (CompiledLinear.cpp); a run's buffers are
+  // fuse-rows → optimize-kernels → lower → JIT (CompiledLinear.cpp); a run's buffers are
   // HostBuffers of the plan, so there is no workspace to plan.
   return compileLinear(model.linear, opts);
 }

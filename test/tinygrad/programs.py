@@ -73,6 +73,18 @@ def matmul_blocked():
     return [ints(-4, 5, 32, 2048, seed=1, dtype=np.float32) @ ints(-4, 5, 2048, 512, seed=2, dtype=np.float32)]
 
 
+@program("row_fusion")
+def row_fusion():
+    """Row kernels run as one (RowFusion.h): softmax's max, sum of exps and normalized exps over each row, the exp
+    stored once; log_softmax; layernorm's mean, variance and scaled output, then a matmul that must stay a kernel of
+    its own; a row minus the previous row's maximum, which reads a row the same iteration does not write; std."""
+    x = data(1024, 512, seed=1)  # 2 MiB: fused kernels share at least 1 MiB
+    w = data(512, 32, seed=2, scale=0.04)
+    g, b = data(512, seed=3), data(512, seed=4)
+    ln = x.layernorm() * g + b
+    return [x.softmax(1), x.log_softmax(1), ln @ w, (x[1:] - x[:-1].max(1, keepdim=True)).exp(), x.std(1)]
+
+
 @program("causal_attention")
 def causal_attention():
     """Causal scaled dot-product attention over enough queries and heads that q @ k.T is a packed register tile whose

@@ -131,6 +131,8 @@ const OptimizationNames &optimizationNames() {
       {"transpose-copies", &codegen::KernelOptions::transposeCopies},
       {"pack-rows", &codegen::KernelOptions::packRows},
       {"factor-sums", &codegen::KernelOptions::factorSums},
+      {"fuse-rows", &codegen::KernelOptions::fuseRows},
+      {"share-reduced-values", &codegen::KernelOptions::shareReducedValues},
   };
   return names;
 }

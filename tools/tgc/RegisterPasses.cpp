@@ -5,6 +5,7 @@
 #include "Schedule/Passes.h"
 #if TGC_ENABLE_CODEGEN
 #include "Codegen/Opt/KernelOptPasses.h"
+#include "Codegen/Opt/RowFusion.h"
 #endif
 
 namespace tgc::driver {
@@ -14,6 +15,7 @@ void registerAllPasses() {
   registerSchedulePasses();
 #if TGC_ENABLE_CODEGEN
   registerCodegenPasses();
+  codegen::registerRowFusionPass();
 #endif
 }
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Exec/CompiledLinear.h"
+#include "Codegen/Opt/RowFusion.h"
 #include "Codegen/Exec/Jit.h"
 #include "Codegen/Lower/KernelToMLIR.h"
 #include "Codegen/Lower/LowerKernels.h"
@@ -113,6 +114,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   auto start = std::chrono::steady_clock::now();
   auto plan = planLinear(linear);
   if (!plan) return plan.error();
+  *plan = codegen::fuseRowKernels(*plan, opts.kernel);
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
   codegen::ScheduleModuleHooks hooks = runHooks(*plan, opts);
@@ -166,6 +168,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const Graph &doc, const 
 Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOptions &opts) {
   auto plan = planLinear(linear);
   if (!plan) return plan.error();
+  *plan = codegen::fuseRowKernels(*plan, opts.kernel);
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
   auto optimized = codegen::optimizeKernels(*plan, opts.kernel, codegen::targetTraits(**tm));

@@ -113,6 +113,19 @@ struct KernelOptions {
   /// per-row scale of int8 weights). Off under strictFP.
   bool factorSums = true;
 
+  /// Run consecutive kernels that step over the same rows (softmax's,
+  /// layernorm's) as one kernel, row by row, so a row is read from memory
+  /// once (RowFusion.h).
+  bool fuseRows = true;
+  /// In a fused kernel, store a costly value that a reduction sums and a
+  /// later nest computes again once, into the later nest's output row, and
+  /// read it back in both (softmax's exp; RowFusion.h).
+  bool shareReducedValues = true;
+  /// Kernels are fused only where the buffers two of them touch hold at
+  /// least this many bytes: less stays in a core's L2 (1-2 MiB) from one
+  /// kernel to the next anyway, and a fused kernel's loop nests lose
+  /// decisions made for one nest (prefer-no-gather, scalar outer loops).
+  int64_t fuseRowsMinBytes = int64_t(1) << 20;
   /// Every optimization off, tinygrad's serial float order, libm transcendentals.
   static KernelOptions none() {
     return {.threads = false, .strictFP = true, .tileMatmul = false, .polyTranscendentals = false,
@@ -122,7 +135,8 @@ struct KernelOptions {
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
-            .transposeCopies = false, .packRows = false, .factorSums = false};
+            .transposeCopies = false, .packRows = false, .factorSums = false, .fuseRows = false,
+            .shareReducedValues = false};
   }
 
   /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
@@ -131,12 +145,14 @@ struct KernelOptions {
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
                    reduceBlocks, wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
-                   overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums})
+                   overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums, fuseRows,
+                   shareReducedValues})
       s += b ? '1' : '0';
-    return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork);
+    return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork) + " " +
+           std::to_string(fuseRowsMinBytes);
   }
 };
 // A new field must join fingerprint(), or cached kernels compiled without it would be reused with it.
-static_assert(sizeof(KernelOptions) == 56, "add the new KernelOptions field to fingerprint(), then update this size");
+static_assert(sizeof(KernelOptions) == 72, "add the new KernelOptions field to fingerprint(), then update this size");
 
 } // namespace tgc::codegen

@@ -36,6 +36,57 @@ std::optional<int64_t> maxTripCount(const UOp *range) {
 
 namespace {
 
+// idx as coef * range + rest, rest in [lo, hi]; nullopt when it is not of
+// that form (a term nonlinear in range) or a bound overflows.
+struct RowTerm {
+  int64_t coef = 0, lo = 0, hi = 0;
+};
+
+std::optional<RowTerm> splitRow(const UOp *idx, const UOp *range) {
+  if (idx == range) return RowTerm{1, 0, 0};
+  if (!idx->dtype().isInt()) return std::nullopt;
+  if (!dependsOn(idx, range)) return RowTerm{0, idx->vminInt(), idx->vmaxInt()};
+  if (idx->numSrc() != 2) return std::nullopt;
+  if (idx->is(Op::ADD)) {
+    std::optional<RowTerm> a = splitRow(idx->src(0), range), b = splitRow(idx->src(1), range);
+    RowTerm t;
+    if (!a || !b || __builtin_add_overflow(a->coef, b->coef, &t.coef) || __builtin_add_overflow(a->lo, b->lo, &t.lo) ||
+        __builtin_add_overflow(a->hi, b->hi, &t.hi))
+      return std::nullopt;
+    return t;
+  }
+  if (idx->is(Op::MUL)) {
+    bool constFirst = idx->src(0)->is(Op::CONST);
+    const UOp *c = idx->src(constFirst ? 0 : 1), *x = idx->src(constFirst ? 1 : 0);
+    std::optional<RowTerm> a = c->is(Op::CONST) && c->arg().isInt() ? splitRow(x, range) : std::nullopt;
+    if (!a) return std::nullopt;
+    int64_t k = c->arg().getInt();
+    RowTerm t;
+    if (__builtin_mul_overflow(a->coef, k, &t.coef) || __builtin_mul_overflow(a->lo, k, &t.lo) ||
+        __builtin_mul_overflow(a->hi, k, &t.hi))
+      return std::nullopt;
+    if (k < 0) std::swap(t.lo, t.hi);
+    return t;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int64_t> rangeStride(const UOp *idx, const UOp *range) {
+  std::optional<RowTerm> t = splitRow(idx, range);
+  return t ? std::optional<int64_t>(t->coef) : std::nullopt;
+}
+
+std::optional<int64_t> rowStride(const UOp *idx, const UOp *range) {
+  if (idx->is(Op::WHERE) && idx->numSrc() == 3) idx = idx->src(1);
+  std::optional<RowTerm> t = splitRow(idx, range);
+  if (!t || t->coef <= 0 || t->lo < 0 || t->hi >= t->coef) return std::nullopt;
+  return t->coef;
+}
+
+namespace {
+
 bool isReduceAxis(const UOp *range) {
   const tgc::Value &a = range->arg();
   for (size_t i = 0; a.isTuple() && i < a.size(); ++i)
@@ -52,6 +103,16 @@ bool readsOwnElement(const UOp *u, const std::set<const UOp *> &stored) {
   for (const UOp *s : stored)
     if (s->src(1) == i->src(1)) return true;
   return false;
+}
+
+// INDEX `u` reads a row of rowStride E of `r` that every stored INDEX also
+// writes with that stride: what it reads, only this iteration writes.
+bool readsOwnRow(const UOp *u, const std::set<const UOp *> &stored, const UOp *r) {
+  std::optional<int64_t> e = rowStride(u->src(1), r);
+  if (!e) return false;
+  for (const UOp *s : stored)
+    if (rowStride(s->src(1), r) != e) return false;
+  return true;
 }
 
 // An END whose stores all go to kernel-local buffers.
@@ -146,7 +207,8 @@ const UOp *parallelRange(const UOp *sink, const KernelOptions &opts, int64_t wor
   for (const UOp *u : nodes) {
     if (u->is(Op::INDEX)) {
       auto it = storedAt.find(u->src(0));
-      if (it != storedAt.end() && !readsOwnElement(u, it->second)) return nullptr; // read where this iteration does not write
+      if (it != storedAt.end() && !readsOwnElement(u, it->second) && !readsOwnRow(u, it->second, r))
+        return nullptr; // read where this iteration does not write
       continue;
     }
     // A stored PARAM used bare (element 0, corpus j11) is shared by all iterations.

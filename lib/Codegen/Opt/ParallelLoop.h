@@ -21,6 +21,15 @@ namespace tgc::codegen {
 /// loop nest contains a node).
 bool dependsOn(const UOp *u, const UOp *x);
 
+/// The elements one iteration of `range` reaches through the index `idx`:
+/// E when idx = range * E + rest with every value of rest in [0, E), so that
+/// iteration i touches only elements [i*E, i*E + E) (a row of E elements);
+/// nullopt otherwise. A gated index (WHERE(valid, i, Invalid)) is read as i.
+std::optional<int64_t> rowStride(const UOp *idx, const UOp *range);
+/// c when idx = range * c + terms without range (sums and products by
+/// constants of the ranges); nullopt when range enters it otherwise.
+std::optional<int64_t> rangeStride(const UOp *idx, const UOp *range);
+
 /// A RANGE's literal trip count (nullopt: not a RANGE, or a symbolic bound).
 std::optional<int64_t> tripCount(const UOp *range);
 /// The most iterations a RANGE runs: its literal trip count, or the largest
@@ -44,7 +53,9 @@ bool tableFillsPay(int64_t work, int64_t fillWork);
 /// literal trip count >= 2 or a variable one (RANGE(PARAM n), n up to >= 2: its
 /// value is the pool's count), not a REDUCE axis; every STORE must depend on it (iterations write disjoint elements),
 /// and a buffer that is stored may only be loaded at exactly the stored index
-/// (in-place updates), so no iteration reads what another writes. With tables,
+/// (in-place updates) or where every access to it is a row of the same
+/// rowStride (an earlier loop nest of the iteration wrote it: RowFusion.h),
+/// so no iteration reads what another writes. With tables,
 /// `work` must also outweigh their refills (every chunk fills them again).
 /// `work`: the kernel's loop work if not kernelLoopWork(sink) (-2), for a body
 /// rewritten from a kernel whose work it was.
