@@ -591,7 +591,7 @@ TEST_CASE("tile-matmul: q @ k.T is packed per head, causally masked as an epilog
   CHECK(tileOf(true).epilogueTile);
 }
 
-TEST_CASE("tile-matmul: a row's sum of exp2 with no load to share is left untiled, a plain row sum keeps its dot products") {
+TEST_CASE("tile-matmul: a row's sum, plain or of exp2, with no load to share is left untiled; x @ w keeps its dot products") {
   auto tileOf = [](bool exp) {
     KB k;
     DType f = dtypes::Float32;
@@ -605,8 +605,19 @@ TEST_CASE("tile-matmul: a row's sum of exp2 with no load to share is left untile
                         &chosen);
     return chosen;
   };
-  CHECK(tileOf(false).alongReduction);
+  CHECK(tileOf(false).columns == 0);
   CHECK(tileOf(true).columns == 0);
+  // out[i] = sum_r x[i, r] * w[r]: each loaded vector of w is shared by the tile's outputs.
+  KB k;
+  DType f = dtypes::Float32;
+  const int64_t rows = 512, n = 256;
+  const UOp *out = k.p(0, f, rows), *x = k.p(1, f, rows * n), *w = k.p(2, f, n);
+  const UOp *i = range(k.c, rows, 0, "LOOP"), *r = range(k.c, n, 1, "REDUCE");
+  const UOp *v = k.op(Op::MUL, f, {k.idx(x, k.lin(i, n, r)), k.idx(w, r)});
+  codegen::MatmulTile chosen;
+  codegen::tileMatmul(k.sink({k.end(k.store(out, i, k.reduce(Op::ADD, v, {r})), {i})}), codegen::KernelOptions{}, {},
+                      &chosen);
+  CHECK(chosen.alongReduction);
 }
 
 TEST_CASE("tiled kernels: softmax(S) @ V, a 4 x 64 tile whose exp2 terms go to a table filled along the keys (2 x 16x64 by 64x64)") {

@@ -479,17 +479,19 @@ void MatmulTiler::choosePacking() {
 // (ReduceToMLIR.cpp): one vector accumulator per output of the tile, summed
 // across lanes once after the loop, each loaded vector of x shared by the
 // tile's columns and each of W by its rows. The sums are reassociated: not
-// under strict fp. A summand with a transcendental whose every load moves
-// with the columns (a softmax's sum of exp2(x[i, k] - m[i]) over each row:
-// no x to share) gains nothing from the tile and spills its registers, a
-// polynomial per output and step (4096 x 1024: 0.39-0.42 ms tiled, 0.33-0.35
-// untiled); a plain sum keeps the tile (sum_16m, layernorm: faster tiled).
+// under strict fp. A summand none of whose loads the tile's columns share
+// gains nothing from it: with a transcendental (a softmax's sum of
+// exp2(x[i, k] - m[i]) over each row) it spills its registers, a polynomial
+// per output and step (4096 x 1024: 0.39-0.42 ms tiled, 0.33-0.35 untiled);
+// a plain sum (sum_16m's rows of 256) reads its outputs' rows as several
+// interleaved streams where the loop vectorizer reads one row after another
+// (sum_16m's first stage 3.4-3.6 / 2.3-2.4 ms untiled on one / two threads,
+// 5.5-5.9 / 3.1-3.6 ms as a 4 x 4 tile).
 bool MatmulTiler::chooseDotTile() {
   if (!opts.dotTiles || opts.strictFP) return false;
-  bool shared = false, costly = false;
-  for (const UOp *n : toposort(red->src(0)))
-    shared |= n->is(Op::INDEX) && !dependsOn(n, col), costly |= isTranscendental(n);
-  if (costly && !shared) return false;
+  bool shared = false;
+  for (const UOp *n : toposort(red->src(0))) shared |= n->is(Op::INDEX) && !dependsOn(n, col);
+  if (!shared) return false;
   tile.columns = colN % 4 == 0 ? 4 : colN % 2 == 0 ? 2 : 1;
   if (row && *tripCount(row) % 4 == 0) tile.rows = 4;
   else row = nullptr, tile.rows = 1;
