@@ -6,7 +6,7 @@
 #include "Pipeline/Pipeline.h"
 
 #include "Codegen/Model/LinearModel.h"
-#include "Codegen/Opt/RowFusion.h"
+#include "Codegen/Opt/PlanRewrite.h"
 #include "IR/JSON.h"
 
 #include <filesystem>
@@ -58,9 +58,9 @@ Result<BuiltModel> buildModelFromDocument(Context &ctx, Graph &g, const ModelOpt
 
 Result<CompiledModel> compileModelArtifacts(const Model &scheduled, const ModelCodegenOptions &opts) {
   CompiledModel out;
-  // fuse-rows: kernels that step over the same rows become one (its calls, and so the plan, change)
+  // fuse-rows, split-vector-matrix: the plan's calls (and a buffer of partial sums) change
   Model model = scheduled;
-  model.plan = codegen::fuseRowKernels(scheduled.plan, opts.kernel);
+  model.plan = codegen::rewriteSchedulePlan(scheduled.plan, opts.kernel);
   // plan
   Result<MemoryPlan> memory = planMemory(model);
   if (!memory) return memory.error();

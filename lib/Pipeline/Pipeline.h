@@ -10,6 +10,7 @@
 //   schedule          callify, rangeify, kernels, linearize, resolve-calls Schedule/Passes.h      opt --passes=schedule
 //   interface         the model's tensors, variables and random state      BuildModel.cpp
 //   fuse-rows         kernels over the same rows as one kernel             Codegen/Opt/RowFusion.h  opt --passes=fuse-rows
+//   split-vector-matrix  x @ W for one row as parts of W's rows + their sum  Codegen/Opt/SplitVectorMatrix.h
 //   plan              intermediates placed in one workspace                Codegen/Model/MemoryPlan.h  compile --stats
 //   optimize-kernels  each kernel's rewrites and decisions                 Codegen/Opt/OptimizeKernel.h  opt --passes=optimize-kernels
 //   lower             kernels to MLIR, LLVM IR, optimized for the target   Codegen/Lower/          --emit=mlir,llvm
@@ -74,11 +75,11 @@ struct CompiledModel {
   ModelArtifacts artifacts;
 };
 
-/// fuse-rows → plan → optimize-kernels → lower → emit: `model` as an object file and
+/// fuse-rows → split-vector-matrix → plan → optimize-kernels → lower → emit: `model` as an object file and
 /// header text (`opts` says which artifacts, for which target, where weights live).
 Result<CompiledModel> compileModelArtifacts(const Model &model, const ModelCodegenOptions &opts);
 
-/// fuse-rows → optimize-kernels → lower → emit into the JIT: `model`'s schedule, runnable
+/// fuse-rows → split-vector-matrix → optimize-kernels → lower → emit into the JIT: `model`'s schedule, runnable
 /// in this process over HostBuffers of Model::plan.
 Result<std::unique_ptr<CompiledSchedule>> compileModelForRun(const Model &model, const CodegenOptions &opts = {});
 

@@ -85,6 +85,14 @@ def row_fusion():
     return [x.softmax(1), x.log_softmax(1), ln @ w, (x[1:] - x[:-1].max(1, keepdim=True)).exp(), x.std(1)]
 
 
+@program("vector_matrix")
+def vector_matrix():
+    """x @ W for one row of x (SplitVectorMatrix.h): the product in 8 parts of W's rows, each streaming whole rows
+    into its row of partial sums, then their sum; and a batch of 4 rows, which keeps its register tile."""
+    x, w = data(1, 2048, seed=1), data(2048, 1024, seed=2, scale=0.05)
+    return [x @ w, data(4, 2048, seed=3) @ w]
+
+
 @program("causal_attention")
 def causal_attention():
     """Causal scaled dot-product attention over enough queries and heads that q @ k.T is a packed register tile whose

@@ -133,6 +133,7 @@ const OptimizationNames &optimizationNames() {
       {"factor-sums", &codegen::KernelOptions::factorSums},
       {"fuse-rows", &codegen::KernelOptions::fuseRows},
       {"share-reduced-values", &codegen::KernelOptions::shareReducedValues},
+      {"split-vector-matrix", &codegen::KernelOptions::splitVectorMatrix},
   };
   return names;
 }

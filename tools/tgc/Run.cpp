@@ -192,7 +192,7 @@ Result<std::vector<double>> runTimes(const CompiledSchedule &cs, const HostBuffe
     for (const auto &[t, bytes] : data)
       std::memcpy(static_cast<uint8_t *>(buffers.data(size_t(t->buffer))) + t->byteOffset, bytes.data(), bytes.size());
     auto t0 = std::chrono::steady_clock::now();
-    if (Status st = cs.run(buffers.pointers().first(cs.buffers().size()), vars); !st.ok()) return st.error();
+    if (Status st = cs.run(buffers.pointers().first(cs.linearBuffers()), vars); !st.ok()) return st.error();
     if (i > 0 || repeat == 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return ms;

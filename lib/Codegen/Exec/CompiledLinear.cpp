@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Codegen/Exec/CompiledLinear.h"
-#include "Codegen/Opt/RowFusion.h"
+#include "Codegen/Opt/PlanRewrite.h"
 #include "Codegen/Exec/Jit.h"
 #include "Codegen/Lower/KernelToMLIR.h"
 #include "Codegen/Lower/LowerKernels.h"
@@ -114,7 +114,8 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
   auto start = std::chrono::steady_clock::now();
   auto plan = planLinear(linear);
   if (!plan) return plan.error();
-  *plan = codegen::fuseRowKernels(*plan, opts.kernel);
+  size_t linearBuffers = plan->buffers.size();
+  *plan = codegen::rewriteSchedulePlan(*plan, opts.kernel);
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
   codegen::ScheduleModuleHooks hooks = runHooks(*plan, opts);
@@ -133,6 +134,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const UOp *linear, const
 
   std::unique_ptr<CompiledSchedule> cs(new CompiledSchedule());
   cs->plan_ = std::move(*plan);
+  cs->linearBuffers_ = linearBuffers;
   if (opts.keepIR) {
     cs->mlir_ = std::move(lowered->mlirText);
     cs->llvmIR_ = codegen::printLLVMIR(*lowered->module);
@@ -168,7 +170,7 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const Graph &doc, const 
 Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOptions &opts) {
   auto plan = planLinear(linear);
   if (!plan) return plan.error();
-  *plan = codegen::fuseRowKernels(*plan, opts.kernel);
+  *plan = codegen::rewriteSchedulePlan(*plan, opts.kernel);
   auto tm = codegen::createTargetMachine(opts.target);
   if (!tm) return tm.error();
   auto optimized = codegen::optimizeKernels(*plan, opts.kernel, codegen::targetTraits(**tm));
@@ -189,9 +191,19 @@ static Status checkVars(const SchedulePlan &plan, std::span<const int> which, st
 }
 
 Status CompiledSchedule::run(std::span<void *const> data, std::span<const int64_t> vars) const {
+  if (data.size() == linearBuffers_ && linearBuffers_ < plan_.buffers.size()) {
+    // The scratch the plan rewrites added, for this run.
+    SchedulePlan scratch;
+    scratch.buffers.assign(plan_.buffers.begin() + long(linearBuffers_), plan_.buffers.end());
+    Result<HostBuffers> extra = HostBuffers::allocate(scratch);
+    if (!extra) return extra.error();
+    std::vector<void *> all(data.begin(), data.end());
+    for (size_t i = 0; i < extra->size(); ++i) all.push_back(extra->data(i));
+    return run(all, vars);
+  }
   if (data.size() != plan_.buffers.size())
     return Diagnostic(Location(), "run: " + std::to_string(data.size()) + " buffers given, the schedule has " +
-                                      std::to_string(plan_.buffers.size()));
+                                      std::to_string(linearBuffers_));
   for (size_t i = 0; i < data.size(); ++i)
     if (!data[i] && plan_.buffers[i].bytes() > 0) return Diagnostic(Location(), "run: buffer " + std::to_string(i) + " is null");
   std::vector<int> all(plan_.vars.size());

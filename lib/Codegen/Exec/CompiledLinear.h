@@ -59,8 +59,13 @@ public:
   ~CompiledSchedule();
   const SchedulePlan &plan() const { return plan_; }
   const std::vector<ScheduleBuffer> &buffers() const { return plan_.buffers; }
+  /// How many of buffers() are the LINEAR's own (the rest are the plan
+  /// rewrites' scratch, which run() allocates when they are not given).
+  size_t linearBuffers() const { return linearBuffers_; }
   /// Runs every CALL in order; data[i] points at >= buffers()[i].bytes() bytes,
-  /// vars[j] is the value of plan().vars[j] (checked against its range).
+  /// vars[j] is the value of plan().vars[j] (checked against its range). The
+  /// buffers the plan rewrites added after the LINEAR's own (scratch: partial
+  /// sums, SplitVectorMatrix.h) may be left out: the run allocates them.
   Status run(std::span<void *const> data, std::span<const int64_t> vars = {}) const;
   /// Runs one kernel (by index into plan().kernels) on explicit argument
   /// pointers and the values of its variables (ScheduleKernel::vars order).
@@ -75,6 +80,7 @@ private:
   CompiledSchedule() = default;
   struct Native;
   SchedulePlan plan_;
+  size_t linearBuffers_ = 0; ///< the LINEAR's own buffers, before the plan rewrites added scratch
   std::unique_ptr<Native> native_;
   std::string mlir_, llvmIR_;
   double compileSeconds_ = 0;

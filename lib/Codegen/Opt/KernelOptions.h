@@ -121,6 +121,10 @@ struct KernelOptions {
   /// later nest computes again once, into the later nest's output row, and
   /// read it back in both (softmax's exp; RowFusion.h).
   bool shareReducedValues = true;
+  /// Split a vector times a row-major matrix (x @ W for one row) into parts
+  /// of W's rows, each streaming whole rows into its row of partial sums,
+  /// then their sum (SplitVectorMatrix.h). Off under strictFP.
+  bool splitVectorMatrix = true;
   /// Kernels are fused only where the buffers two of them touch hold at
   /// least this many bytes: less stays in a core's L2 (1-2 MiB) from one
   /// kernel to the next anyway, and a fused kernel's loop nests lose
@@ -136,7 +140,7 @@ struct KernelOptions {
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
             .transposeCopies = false, .packRows = false, .factorSums = false, .fuseRows = false,
-            .shareReducedValues = false};
+            .shareReducedValues = false, .splitVectorMatrix = false};
   }
 
   /// Every field's value, in order: part of a cached kernel's key (KernelCache.h).
@@ -146,7 +150,7 @@ struct KernelOptions {
                    reduceBlocks, wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
                    overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums, fuseRows,
-                   shareReducedValues})
+                   shareReducedValues, splitVectorMatrix})
       s += b ? '1' : '0';
     return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork) + " " +
            std::to_string(fuseRowsMinBytes);

@@ -10,6 +10,7 @@
 #include "Codegen/Lower/KernelToMLIR.h"
 #include "Codegen/Opt/MatmulTiling.h"
 #include "Codegen/Opt/ParallelLoop.h"
+#include "Codegen/Opt/PlanRewrite.h"
 
 #include "IR/Graph.h"
 #include "IR/Pass.h"
@@ -28,22 +29,6 @@ namespace {
 // twice; a matmul's row does K x N multiply-adds over K + N elements.
 constexpr int64_t kMaxWorkPerRowElement = 4;
 
-
-/// `obj` (a record Value) with field `name` set to `v`.
-tgc::Value withField(const tgc::Value &obj, std::string_view name, tgc::Value v) {
-  std::vector<tgc::Value> items = obj.items();
-  const std::vector<std::string> &names = obj.fieldNames();
-  for (size_t i = 0; i < names.size() && i < items.size(); ++i)
-    if (names[i] == name) items[i] = v;
-  return tgc::Value::object(obj.cls(), names, items);
-}
-
-std::optional<int64_t> slotOf(const UOp *param) {
-  const tgc::Value *s = param->arg().field("slot");
-  return s && s->isInt() ? std::optional<int64_t>(s->getInt()) : std::nullopt;
-}
-
-bool isGlobalBuffer(const UOp *u) { return u->is(Op::PARAM) && !isVariable(u) && !isLocalBuffer(u); }
 
 /// A kernel that is one loop nest: SINK(END(effect, rows, inner...)).
 struct RowNest {

@@ -1,0 +1,77 @@
+//===- SplitVectorMatrixTest.cpp - x @ W for one row in parts of W's rows (SplitVectorMatrix.h) ===//
+#include "Codegen/Opt/SplitVectorMatrix.h"
+
+#include "KernelBuild.h"
+
+#include <cmath>
+
+using namespace tgc;
+using namespace tgc::testing;
+using codegen::KernelOptions;
+
+namespace {
+
+constexpr int64_t kK = 1024, kN = 512; // W: 2 MiB
+const DType f = dtypes::Float32;
+
+// y[j] = sum_k x[k] * w[index(k, j)]: slots y 0, x 1, w 2.
+const UOp *productLinear(KB &k, bool transposed) {
+  const UOp *y = buffer(k.c, 1, f, kN), *x = buffer(k.c, 2, f, kK), *w = buffer(k.c, 3, f, kK * kN);
+  const UOp *j = range(k.c, kN, 0), *r = range(k.c, kK, 1, "REDUCE");
+  const UOp *wAt = transposed ? k.lin(j, kK, r) : k.lin(r, kN, j);
+  const UOp *summand = k.op(Op::MUL, f, {k.idx(k.p(1, f, kK), r), k.idx(k.p(2, f, kK * kN), wAt)});
+  const UOp *body = k.sink({k.end(k.store(k.p(0, f, kN), j, k.reduce(Op::ADD, summand, {r})), {j})});
+  return k.linear({k.call(body, {y, x, w})});
+}
+
+std::vector<size_t> splitCalls(const UOp *linear, const KernelOptions &opts) {
+  auto plan = planLinear(linear);
+  REQUIRE(plan.ok());
+  std::vector<size_t> split;
+  (void)codegen::splitVectorMatrix(*plan, opts, &split);
+  return split;
+}
+
+} // namespace
+
+TEST_CASE("split vector-matrix: x @ W for one row runs as parts of W's rows, then their sum") {
+  KB k;
+  const UOp *lin = productLinear(k, false);
+  CHECK(splitCalls(lin, KernelOptions{}) == std::vector<size_t>{0});
+  auto plan = planLinear(lin);
+  SchedulePlan split = codegen::splitVectorMatrix(*plan, KernelOptions{});
+  REQUIRE(split.calls.size() == 2);
+  CHECK(split.kernels.size() == 2);
+  REQUIRE(split.buffers.size() == plan->buffers.size() + 1); // the partial sums
+  CHECK(split.buffers.back().bytes() == size_t(8 * kN * 4));
+  CHECK(split.calls[1].args[0].buffer == plan->calls[0].args[0].buffer); // the sum writes y
+
+  // Values: the default build against a double reference; a run given only
+  // the LINEAR's buffers allocates the partial sums itself.
+  Run run(lin);
+  for (int64_t i = 0; i < kK; ++i) run.at<float>(2)[i] = float(i % 7) - 3.0f;
+  for (int64_t i = 0; i < kK * kN; ++i) run.at<float>(3)[i] = float((i * 13) % 11) / 8.0f - 0.5f;
+  std::vector<void *> own;
+  for (size_t i = 0; i < run.cs->linearBuffers(); ++i) own.push_back(run.bufs->data(i));
+  REQUIRE(run.cs->linearBuffers() + 1 == run.cs->buffers().size());
+  REQUIRE(run.cs->run(own).ok());
+  const float *x = run.at<float>(2), *w = run.at<float>(3), *y = run.at<float>(1);
+  double worst = 0;
+  for (int64_t j = 0; j < kN; ++j) {
+    double want = 0;
+    for (int64_t r = 0; r < kK; ++r) want += double(x[r]) * double(w[r * kN + j]);
+    worst = std::max(worst, std::abs(double(y[j]) - want) / (1 + std::abs(want)));
+  }
+  CHECK(worst <= 1e-5);
+}
+
+TEST_CASE("split vector-matrix: not under strict fp, nor for x @ W.T (W's rows along the reduction)") {
+  KB k;
+  KernelOptions strict;
+  strict.strictFP = true;
+  CHECK(splitCalls(productLinear(k, false), strict).empty());
+  KernelOptions off;
+  off.splitVectorMatrix = false;
+  CHECK(splitCalls(productLinear(k, false), off).empty());
+  CHECK(splitCalls(productLinear(k, true), KernelOptions{}).empty());
+}
