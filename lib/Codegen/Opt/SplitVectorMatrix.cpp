@@ -17,6 +17,7 @@ namespace {
 // (Runtime/Parallel.cpp), so a busy core delays a quarter of a thread's share.
 constexpr int64_t kParts = 8;
 constexpr int64_t kMinRowsPerPart = 64;
+constexpr int64_t kRowsPerStep = 4; // W's rows a step reads: the row of partial sums is loaded and stored once for them
 constexpr int64_t kMaxRowBytes = 32 << 10; // a part's row of partial sums stays in L1
 constexpr int64_t kMinMatrixBytes = 1 << 20;
 
@@ -41,7 +42,7 @@ std::optional<VectorMatrix> matchVectorMatrix(const ScheduleKernel &kernel) {
   const tgc::Value &arg = red->arg();
   if (!arg.isTuple() || arg.size() != 2 || !arg[0].isEnum("Ops") || arg[0].str() != "ADD") return std::nullopt;
   VectorMatrix m{st->src(0)->src(0), j, red->src(1), red->src(0), tripCount(j).value_or(0), tripCount(red->src(1)).value_or(0)};
-  if (!isGlobalBuffer(m.out) || m.n < 1 || m.rows < kParts * kMinRowsPerPart || m.rows % kParts != 0 ||
+  if (!isGlobalBuffer(m.out) || m.n < 1 || m.rows < kParts * kMinRowsPerPart || m.rows % (kParts * kRowsPerStep) != 0 ||
       m.n * int64_t(red->dtype().itemsize()) > kMaxRowBytes)
     return std::nullopt;
   // Every load that moves with j steps one element; one steps a row of N with k.
@@ -78,12 +79,18 @@ std::pair<const UOp *, const UOp *> splitKernels(const ScheduleKernel &kernel, c
   DType dt = m.summand->dtype();
   int64_t axis = maxAxisId(kernel.sink);
   int64_t perPart = m.rows / kParts;
-  const UOp *p = newRange(ctx, kParts, axis + 1, "LOOP"), *kk = newRange(ctx, perPart, axis + 2, "LOOP");
+  const UOp *p = newRange(ctx, kParts, axis + 1, "LOOP"), *kk = newRange(ctx, perPart / kRowsPerStep, axis + 2, "LOOP");
   const UOp *nConst = ctx.constInt(m.n);
   const UOp *partial = withSlot(m.out, slotOf(m.out).value_or(0), kParts * m.n);
   const UOp *at = index(partial, alu(Op::ADD, alu(Op::MUL, p, nConst), m.j));
-  const UOp *k = alu(Op::ADD, alu(Op::MUL, p, ctx.constInt(perPart)), kk);
-  const UOp *summand = substitute(m.summand, {{m.k, k}});
+  // kRowsPerStep rows of W a step: their terms summed, then added to the row of partial sums.
+  const UOp *summand = nullptr;
+  for (int64_t r = 0; r < kRowsPerStep; ++r) {
+    const UOp *k = alu(Op::ADD, alu(Op::MUL, p, ctx.constInt(perPart)),
+                       alu(Op::ADD, alu(Op::MUL, kk, ctx.constInt(kRowsPerStep)), ctx.constInt(r)));
+    const UOp *term = substitute(m.summand, {{m.k, k}});
+    summand = summand ? alu(Op::ADD, summand, term) : term;
+  }
   const UOp *zero = ctx.get(Op::STORE, dtypes::Void, {at, ctx.constFloat(0.0, dt)});
   const UOp *add = ctx.get(Op::STORE, dtypes::Void, {at, alu(Op::ADD, at, summand)});
   const UOp *group = ctx.get(Op::GROUP, dtypes::Void,
