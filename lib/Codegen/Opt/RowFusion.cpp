@@ -129,55 +129,62 @@ std::optional<StoreNest> storeNestOf(const UOp *nest) {
 
 } // namespace
 
+namespace {
+
+// The output of store nest `c` (nests[j]) is its alone: nothing else in the kernel touches it.
+bool ownsOutput(const std::vector<const UOp *> &nests, size_t j, const StoreNest &c) {
+  const UOp *out = c.target->src(0);
+  for (size_t i = 0; i < nests.size(); ++i)
+    for (const UOp *u : toposort(i == j ? c.value : nests[i]))
+      if (u == out || (u->is(Op::INDEX) && slotOf(u->src(0)) == slotOf(out))) return false;
+  return true;
+}
+
+// Where the REDUCE `red` (of an earlier nest) sums, with its ranges for c's,
+// a costly subexpression of store nest c's value: that subexpression.
+const UOp *recomputedOperand(const UOp *red, const StoreNest &c, std::unordered_map<const UOp *, const UOp *> &sigma) {
+  if (!red->is(Op::REDUCE) || red->numSrc() != c.ranges.size() + 1) return nullptr;
+  sigma.clear();
+  for (size_t k = 0; k < c.ranges.size(); ++k)
+    if (tripCount(c.ranges[k]) == tripCount(red->src(k + 1))) sigma[c.ranges[k]] = red->src(k + 1);
+  const UOp *operand = red->src(0);
+  if (sigma.size() != c.ranges.size() || operand->dtype() != c.target->dtype() || !costly(operand)) return nullptr;
+  const UOp *found = nullptr;
+  for (const UOp *u : toposort(c.value))
+    if (u->dtype() == operand->dtype() && substitute(u, sigma) == operand) found = u;
+  return found;
+}
+
+// Shares one value into store nest nests[j]'s output (see shareReducedValues).
+bool shareInto(std::vector<const UOp *> &nests, size_t j) {
+  std::optional<StoreNest> c = storeNestOf(nests[j]);
+  if (!c || !isGlobalBuffer(c->target->src(0)) || !ownsOutput(nests, j, *c) || !distinctPerStep(c->target->src(1), c->ranges))
+    return false;
+  std::unordered_map<const UOp *, const UOp *> sigma;
+  for (size_t i = 0; i < j; ++i)
+    for (const UOp *red : toposort(nests[i])) {
+      const UOp *found = recomputedOperand(red, *c, sigma);
+      if (!found) continue;
+      // Stored once before the reduction's nest; both read it back.
+      Context &ctx = found->context();
+      std::vector<const UOp *> before{c->store->withSrc({c->target, found})};
+      before.insert(before.end(), c->ranges.begin(), c->ranges.end());
+      std::vector<const UOp *> reduced(red->src().begin(), red->src().end());
+      reduced[0] = substitute(c->target, sigma);
+      nests[i] = substitute(nests[i], {{red, red->withSrc(reduced)}});
+      nests[j] = substitute(nests[j], {{found, c->target}});
+      nests.insert(nests.begin() + long(i), ctx.get(Op::END, dtypes::Void, before));
+      return true;
+    }
+  return false;
+}
+
+} // namespace
+
 size_t shareReducedValues(std::vector<const UOp *> &nests) {
   size_t shared = 0;
-  for (size_t j = 1; j < nests.size(); ++j) {
-    std::optional<StoreNest> c = storeNestOf(nests[j]);
-    if (!c || !isGlobalBuffer(c->target->src(0))) continue;
-    // The output is this nest's alone: nothing else in the kernel touches it.
-    const UOp *out = c->target->src(0);
-    bool alone = true;
-    for (size_t i = 0; i < nests.size() && alone; ++i)
-      for (const UOp *u : toposort(i == j ? c->value : nests[i]))
-        if (u == out || (u->is(Op::INDEX) && slotOf(u->src(0)) == slotOf(out))) alone = false;
-    if (!alone || !distinctPerStep(c->target->src(1), c->ranges)) continue;
-    // An earlier nest's reduction over ranges of the same trip counts whose
-    // operand is a costly subexpression of this nest's value.
-    for (size_t i = 0; i < j; ++i) {
-      for (const UOp *red : toposort(nests[i])) {
-        if (!red->is(Op::REDUCE) || red->numSrc() != c->ranges.size() + 1) continue;
-        std::unordered_map<const UOp *, const UOp *> sigma;
-        for (size_t k = 0; k < c->ranges.size(); ++k)
-          if (tripCount(c->ranges[k]) == tripCount(red->src(k + 1))) sigma[c->ranges[k]] = red->src(k + 1);
-        if (sigma.size() != c->ranges.size()) continue;
-        const UOp *operand = red->src(0);
-        if (operand->dtype() != c->target->dtype() || !costly(operand)) continue;
-        const UOp *found = nullptr;
-        for (const UOp *u : toposort(c->value))
-          if (u->dtype() == operand->dtype() && substitute(u, sigma) == operand) found = u;
-        if (!found) continue;
-        // Store it once before the reduction's nest; both read it back.
-        Context &ctx = found->context();
-        const UOp *again = c->target;
-        const UOp *before = ctx.get(Op::END, dtypes::Void, [&] {
-          std::vector<const UOp *> s{c->store->withSrc({c->target, found})};
-          s.insert(s.end(), c->ranges.begin(), c->ranges.end());
-          return s;
-        }());
-        const UOp *reduced = red->withSrc([&] {
-          std::vector<const UOp *> s(red->src().begin(), red->src().end());
-          s[0] = substitute(again, sigma);
-          return s;
-        }());
-        nests[i] = substitute(nests[i], {{red, reduced}});
-        nests[j] = substitute(nests[j], {{found, again}});
-        nests.insert(nests.begin() + long(i), before);
-        ++shared;
-        goto next;
-      }
-    }
-  next:;
-  }
+  for (size_t j = 1; j < nests.size(); ++j)
+    if (shareInto(nests, j)) ++shared, ++j; // nest j moved to j + 1
   return shared;
 }
 
