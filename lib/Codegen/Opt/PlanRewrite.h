@@ -36,6 +36,12 @@ inline std::optional<int64_t> slotOf(const UOp *param) {
 /// A kernel's buffer argument: a PARAM that is neither a variable nor kernel-local.
 inline bool isGlobalBuffer(const UOp *u) { return u->is(Op::PARAM) && !isVariable(u) && !isLocalBuffer(u); }
 
+/// The index of `kernel` in plan.kernels, appended unless a kernel of the
+/// same body and argument count is there (planLinear's rule: identical
+/// bodies compile once). A rewrite builds its plan's kernels so, call by
+/// call, and the kernels no call uses any more are gone.
+int addKernel(SchedulePlan &plan, const ScheduleKernel &kernel);
+
 /// The plan rewrites before the memory plan, in order: fuse-rows
 /// (RowFusion.h), then split-vector-matrix (SplitVectorMatrix.h).
 SchedulePlan rewriteSchedulePlan(const SchedulePlan &plan, const KernelOptions &opts);

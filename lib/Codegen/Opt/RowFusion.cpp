@@ -63,21 +63,17 @@ struct NestAccesses {
 
 NestAccesses accessesOf(const UOp *nest) {
   NestAccesses a;
-  std::set<const UOp *> targets;
-  for (const UOp *u : toposort(nest))
-    if (u->is(Op::STORE)) {
-      if (u->numSrc() == 2 && u->src(0)->is(Op::INDEX)) targets.insert(u->src(0));
-      else a.bareUse = true;
-    }
-  // An INDEX is a load where anything but a STORE's target slot uses it.
-  std::set<const UOp *> loads;
-  for (const UOp *u : toposort(nest))
+  std::vector<const UOp *> nodes = toposort(nest);
+  // An INDEX is a store's target in a STORE's first slot, a load anywhere else.
+  std::set<const UOp *> targets, loads;
+  for (const UOp *u : nodes)
     for (size_t i = 0; i < u->numSrc(); ++i) {
       const UOp *s = u->src(i);
-      if (s->is(Op::INDEX) && !(u->is(Op::STORE) && i == 0)) loads.insert(s);
+      if (s->is(Op::INDEX)) (u->is(Op::STORE) && i == 0 ? targets : loads).insert(s);
       if (isGlobalBuffer(s) && !(u->is(Op::INDEX) && i == 0)) a.bareUse = true;
+      if (u->is(Op::STORE) && i == 0 && !(u->numSrc() == 2 && s->is(Op::INDEX))) a.bareUse = true;
     }
-  for (const UOp *u : toposort(nest)) {
+  for (const UOp *u : nodes) {
     if (!u->is(Op::INDEX) || !isGlobalBuffer(u->src(0))) continue;
     int64_t slot = slotOf(u->src(0)).value_or(-1);
     a.indexes.push_back(u);
@@ -86,8 +82,6 @@ NestAccesses accessesOf(const UOp *nest) {
   }
   return a;
 }
-
-bool isTranscendental(const UOp *u) { return u->is(Op::EXP2) || u->is(Op::LOG2) || u->is(Op::SIN) || u->is(Op::POW); }
 
 bool costly(const UOp *u) {
   for (const UOp *n : toposort(u))
@@ -391,28 +385,22 @@ public:
   }
   void keep(size_t c) {
     ScheduleCall call = plan_.calls[c];
-    if (call.kind == ScheduleCall::Kind::Kernel) call.kernel = kernel(plan_.kernels[size_t(call.kernel)]);
+    if (call.kind == ScheduleCall::Kind::Kernel) call.kernel = addKernel(out_, plan_.kernels[size_t(call.kernel)]);
     out_.calls.push_back(std::move(call));
   }
   /// Returns the values the fused kernel stores once (shareReducedValues).
   size_t fused(const FusedRows &f) {
     size_t shared = 0;
     auto [k, call] = f.build("f" + std::to_string(fusedCount_++), shared);
-    call.kernel = kernel(k);
+    call.kernel = addKernel(out_, k);
     out_.calls.push_back(std::move(call));
     return shared;
   }
   SchedulePlan take() { return std::move(out_); }
 
 private:
-  int kernel(const ScheduleKernel &k) {
-    auto [it, inserted] = index_.try_emplace({k.sink, k.numArgs}, int(out_.kernels.size()));
-    if (inserted) out_.kernels.push_back(k);
-    return it->second;
-  }
   const SchedulePlan &plan_;
   SchedulePlan out_;
-  std::map<std::pair<const UOp *, unsigned>, int> index_;
   size_t fusedCount_ = 0;
 };
 

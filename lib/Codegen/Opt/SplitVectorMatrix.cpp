@@ -115,6 +115,7 @@ SchedulePlan splitVectorMatrix(const SchedulePlan &plan, const KernelOptions &op
   if (!opts.splitVectorMatrix || opts.strictFP) return plan;
   SchedulePlan out = plan;
   out.calls.clear();
+  out.kernels.clear(); // rebuilt call by call (addKernel): the split kernels' go
   int64_t nextSlot = 0;
   for (const ScheduleBuffer &b : plan.buffers) nextSlot = std::max(nextSlot, b.slot + 1);
   for (size_t c = 0; c < plan.calls.size(); ++c) {
@@ -122,8 +123,13 @@ SchedulePlan splitVectorMatrix(const SchedulePlan &plan, const KernelOptions &op
     std::optional<VectorMatrix> m;
     if (call.kind == ScheduleCall::Kind::Kernel) m = matchVectorMatrix(plan.kernels[size_t(call.kernel)]);
     std::optional<int64_t> ySlot = m ? slotOf(m->out) : std::nullopt;
+    auto keep = [&] {
+      ScheduleCall kept = call;
+      if (kept.kind == ScheduleCall::Kind::Kernel) kept.kernel = addKernel(out, plan.kernels[size_t(call.kernel)]);
+      out.calls.push_back(std::move(kept));
+    };
     if (!m || !ySlot || *ySlot < 0 || size_t(*ySlot) >= call.args.size()) {
-      out.calls.push_back(call);
+      keep();
       continue;
     }
     const ScheduleKernel &kernel = plan.kernels[size_t(call.kernel)];
@@ -136,7 +142,7 @@ SchedulePlan splitVectorMatrix(const SchedulePlan &plan, const KernelOptions &op
     const UOp *partialBuffer = ctx.get(Op::BUFFER, dt, {ctx.constInt(kParts * m->n)}, bufArg);
     Result<int> pb = out.addBuffer(partialBuffer);
     if (!pb) {
-      out.calls.push_back(call);
+      keep();
       continue;
     }
     ScheduleArg partialArg{*pb, 0, int64_t(out.buffers[size_t(*pb)].bytes())};
@@ -148,11 +154,10 @@ SchedulePlan splitVectorMatrix(const SchedulePlan &plan, const KernelOptions &op
       k.numArgs = unsigned(args.size());
       k.noalias = true;
       ScheduleCall sc = call;
-      sc.kernel = int(out.kernels.size());
+      sc.kernel = addKernel(out, k);
       sc.args = std::move(args);
       argNodes.insert(argNodes.begin(), sink);
       sc.call = ctx.get(Op::CALL, dtypes::Void, argNodes, call.call->arg());
-      out.kernels.push_back(std::move(k));
       out.calls.push_back(std::move(sc));
     };
     std::vector<ScheduleArg> partsArgs = call.args;
@@ -163,20 +168,7 @@ SchedulePlan splitVectorMatrix(const SchedulePlan &plan, const KernelOptions &op
     addCall(total, {call.args[size_t(*ySlot)], partialArg}, {call.call->src(size_t(*ySlot) + 1), partialBuffer}, "_parts");
     if (split) split->push_back(c);
   }
-  // Kernels no call uses any more are dropped (their calls were split).
-  std::vector<int> used(out.kernels.size(), -1);
-  SchedulePlan kept = out;
-  kept.kernels.clear();
-  for (ScheduleCall &sc : kept.calls) {
-    if (sc.kind != ScheduleCall::Kind::Kernel) continue;
-    int &to = used[size_t(sc.kernel)];
-    if (to < 0) {
-      to = int(kept.kernels.size());
-      kept.kernels.push_back(out.kernels[size_t(sc.kernel)]);
-    }
-    sc.kernel = to;
-  }
-  return kept;
+  return out;
 }
 
 } // namespace tgc::codegen
