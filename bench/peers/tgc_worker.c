@@ -1,10 +1,12 @@
 /* tgc as a contender (peers.py's protocol): a model compiled by `tgc compile`, linked with this file
  * (--defsym=tgc_peer_model=NAME_model) and libtgc_runtime.a. Usage: tgc_worker DIR.
  * Every input tensor n<K> reads DIR/n<K>.bin (raw, the tensor's bytes) into a master copy; the run function
- * gets preallocated tensors and a preallocated workspace, on 2 threads of the runtime's pool.
+ * gets preallocated tensors and a preallocated workspace (tgc_alloc_tensor: huge pages for 4 MiB and more, as
+ * numpy allocates its arrays), on 2 threads of the runtime's pool.
  * Commands on stdin, one a line: `run N` answers N run times in ms (each after the inputs are rewritten
  * from the master copy), `save` writes the first output to DIR/out.tgc.bin, `quit` ends. */
 #define _POSIX_C_SOURCE 200809L
+#include "Memory.h"
 #include "ModelABI.h"
 #include "Parallel.h"
 
@@ -19,11 +21,6 @@ static double nowMs(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void *alignedBytes(int64_t bytes) {
-  size_t n = (size_t)((bytes + 63) / 64 * 64);
-  return aligned_alloc(64, n ? n : 64);
 }
 
 static int readInput(const char *dir, const tgc_tensor_info *t, void *dst) {
@@ -46,15 +43,17 @@ int main(int argc, char **argv) {
   void **live = calloc((size_t)n, sizeof *live), **master = calloc((size_t)n, sizeof *master);
   for (int i = 0; i < n; ++i) {
     const tgc_tensor_info *t = &m->tensors[i];
-    live[i] = alignedBytes(t->bytes);
+    live[i] = tgc_alloc_tensor(t->bytes);
     if (t->role == TGC_ROLE_OUTPUT && output < 0) output = i;
     if (t->role == TGC_ROLE_OUTPUT) continue;
-    master[i] = alignedBytes(t->bytes);
+    master[i] = tgc_alloc_tensor(t->bytes);
+    if (!live[i] || !master[i]) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
     if (!readInput(argv[1], t, master[i])) return 1;
     memcpy(live[i], master[i], (size_t)t->bytes);
   }
   if (output < 0) return fprintf(stderr, "tgc_worker: the model has no output\n"), 1;
-  void *workspace = alignedBytes(m->workspace_bytes);
+  void *workspace = tgc_alloc_tensor(m->workspace_bytes);
+  if (!live[output] || !workspace) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
   tgc_set_num_threads(2);
   printf("ready\n");
   fflush(stdout);

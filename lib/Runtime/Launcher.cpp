@@ -2,6 +2,7 @@
 #include "Runtime/Launcher.h"
 #include "Runtime/FileIO.h"
 #include "Runtime/Npy.h"
+#include "Runtime/Memory.h"
 #include "Runtime/Parallel.h"
 
 #include <algorithm>
@@ -49,17 +50,12 @@ std::string shapeText(const int64_t *shape, int32_t rank) {
   return s + (rank == 1 ? ",)" : ")");
 }
 
-struct AlignedFree {
-  void operator()(void *p) const { std::free(p); }
+struct TensorFree {
+  void operator()(void *p) const { tgc_free_tensor(p); }
 };
-using Storage = std::unique_ptr<void, AlignedFree>;
+using Storage = std::unique_ptr<void, TensorFree>;
 
-Storage allocate(int64_t bytes) {
-  size_t n = (size_t(std::max<int64_t>(bytes, 1)) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, n);
-  if (p) std::memset(p, 0, n);
-  return Storage(p);
-}
+Storage allocate(int64_t bytes) { return Storage(tgc_alloc_tensor(bytes)); }
 
 int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);

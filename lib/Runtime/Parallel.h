@@ -19,8 +19,10 @@ extern "C" {
 typedef void (*tgc_task_fn)(void *ctx, int64_t begin, int64_t end);
 typedef void (*tgc_parallel_for_fn)(tgc_task_fn fn, void *ctx, int64_t n);
 
-/// Runs fn over [0, n) split into one contiguous chunk per thread (the calling
-/// thread takes the first). Nested calls run serially.
+/// Runs fn over [0, n) split into contiguous chunks that the calling thread
+/// and the pool's take in order, each 1/(2 x threads) of what is left (at
+/// least 1/(16 x threads) of n): at most 9 chunks a thread. Nested calls run
+/// serially.
 void tgc_parallel_for(tgc_task_fn fn, void *ctx, int64_t n);
 
 /// Threads used by the built-in pool (>= 1); 0 = the core count (default).

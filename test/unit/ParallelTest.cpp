@@ -11,12 +11,15 @@ namespace {
 struct Visits {
   std::vector<std::atomic<int>> hits;
   std::atomic<int> chunks{0};
+  std::atomic<int64_t> largest{0}; ///< the longest chunk
   explicit Visits(int64_t n) : hits(size_t(n)) {}
 };
 
 void visit(void *ctx, int64_t begin, int64_t end) {
   auto *v = static_cast<Visits *>(ctx);
   v->chunks.fetch_add(1);
+  for (int64_t prev = v->largest.load(); end - begin > prev && !v->largest.compare_exchange_weak(prev, end - begin);) {
+  }
   for (int64_t i = begin; i < end; ++i) v->hits[size_t(i)].fetch_add(1);
 }
 
@@ -49,8 +52,11 @@ TEST_CASE("parallel: every index runs exactly once, for any thread count and siz
       int wrong = 0;
       for (auto &h : v.hits) wrong += h.load() != 3;
       CHECK(wrong == 0);
-      // up to 4 contiguous chunks per thread, taken from a shared counter (one thread: one call)
-      CHECK(v.chunks.load() == 3 * (threads == 1 ? 1 : std::min<int64_t>(n, 4 * threads)));
+      // guided chunks, at most 9 a thread (one thread: one call); the first
+      // is at most half of n (two threads split even a tiny range)
+      if (threads == 1) CHECK(v.chunks.load() == 3);
+      else CHECK(v.chunks.load() <= 3 * std::min<int64_t>(n, 9 * threads));
+      if (threads > 1 && n > 1) CHECK(v.largest.load() <= (n + 1) / 2);
     }
   }
   Visits none(0);

@@ -10,6 +10,7 @@
 #include "Codegen/Exec/Jit.h"
 #include "Codegen/Lower/KernelToMLIR.h"
 #include "Codegen/Lower/LowerKernels.h"
+#include "Runtime/Memory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -225,15 +226,13 @@ Status CompiledSchedule::runKernel(size_t kernel, std::span<void *const> args, s
   return Status::success();
 }
 
-void HostBuffers::Free::operator()(void *p) const { std::free(p); }
+void HostBuffers::Free::operator()(void *p) const { tgc_free_tensor(p); }
 
 Result<HostBuffers> HostBuffers::allocate(const SchedulePlan &plan) {
   HostBuffers hb;
   for (const ScheduleBuffer &b : plan.buffers) {
-    size_t n = (std::max<size_t>(b.bytes(), 1) + 63) / 64 * 64; // kernels may read element 0 under a false gate
-    void *p = std::aligned_alloc(64, n);
-    if (!p) return Diagnostic::at(b.node, "cannot allocate " + std::to_string(n) + " bytes for this buffer");
-    std::memset(p, 0, n);
+    void *p = tgc_alloc_tensor(int64_t(b.bytes()));
+    if (!p) return Diagnostic::at(b.node, "cannot allocate " + std::to_string(b.bytes()) + " bytes for this buffer");
     hb.storage_.emplace_back(p);
     hb.ptrs_.push_back(p);
     hb.sizes_.push_back(b.bytes());

@@ -157,9 +157,9 @@ int64_t kernelLoopWork(const UOp *sink) {
 }
 
 namespace {
-// A job runs in up to 4 chunks per thread (Runtime/Parallel.cpp), each of
-// which fills the kernel's tables again: 8 on a machine of 2 cores.
-constexpr int64_t kTableRefills = 8;
+// A job runs in about 6 chunks per thread (Runtime/Parallel.cpp), each of
+// which fills the kernel's tables again: 12 on a machine of 2 cores.
+constexpr int64_t kTableRefills = 12;
 // A fill iteration evaluates a transcendental polynomial, some 25-30 ops where
 // an iteration of the loop nest is about one.
 constexpr int64_t kFillIterationCost = 32;

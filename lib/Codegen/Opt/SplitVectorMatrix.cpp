@@ -13,8 +13,9 @@ namespace tgc::codegen {
 
 namespace {
 
-// Parts of W's rows: 4 chunks per thread of the pool on 2 cores
-// (Runtime/Parallel.cpp), so a busy core delays a quarter of a thread's share.
+// Parts of W's rows: 4 per thread of the pool on 2 cores, which takes them
+// one or two at a time (Runtime/Parallel.cpp), so a busy core delays at most
+// a quarter of a thread's share.
 constexpr int64_t kParts = 8;
 constexpr int64_t kMinRowsPerPart = 64;
 constexpr int64_t kRowsPerStep = 4; // W's rows a step reads: the row of partial sums is loaded and stored once for them
