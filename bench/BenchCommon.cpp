@@ -123,14 +123,12 @@ struct StreamRates {
 // n floats of the memory the kernels' buffers get (HostBuffers: tgc_alloc_tensor, in huge pages where the system
 // grants them), all `value`: a rate measured in 4 KiB pages is up to ~12% below what the kernels reach.
 struct Floats {
+  rt::TensorMemory memory;
   float *p;
-  Floats(int64_t n, float value) : p(static_cast<float *>(tgc_alloc_tensor(n * int64_t(sizeof(float))))) {
+  Floats(int64_t n, float value) : memory(rt::allocTensor(n * int64_t(sizeof(float)))), p(static_cast<float *>(memory.get())) {
     if (!p) throw std::bad_alloc();
     std::fill(p, p + n, value);
   }
-  ~Floats() { tgc_free_tensor(p); }
-  Floats(const Floats &) = delete;
-  Floats &operator=(const Floats &) = delete;
   float &operator[](int64_t i) { return p[i]; }
 };
 

@@ -44,16 +44,17 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i) {
     const tgc_tensor_info *t = &m->tensors[i];
     live[i] = tgc_alloc_tensor(t->bytes);
+    if (!live[i]) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
     if (t->role == TGC_ROLE_OUTPUT && output < 0) output = i;
     if (t->role == TGC_ROLE_OUTPUT) continue;
     master[i] = tgc_alloc_tensor(t->bytes);
-    if (!live[i] || !master[i]) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
+    if (!master[i]) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
     if (!readInput(argv[1], t, master[i])) return 1;
     memcpy(live[i], master[i], (size_t)t->bytes);
   }
   if (output < 0) return fprintf(stderr, "tgc_worker: the model has no output\n"), 1;
   void *workspace = tgc_alloc_tensor(m->workspace_bytes);
-  if (!live[output] || !workspace) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
+  if (!workspace) return fprintf(stderr, "tgc_worker: out of memory\n"), 1;
   tgc_set_num_threads(2);
   printf("ready\n");
   fflush(stdout);

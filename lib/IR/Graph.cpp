@@ -24,13 +24,12 @@ namespace fs = std::filesystem;
 // one too: the two folders are canonicalized once (per thread, for the last
 // pair asked), and a file below its folder is joined to it lexically.
 fs::path relativeFolder(const fs::path &from, const fs::path &to) {
-  thread_local fs::path lastFrom, lastTo, lastRel;
-  thread_local bool known = false;
-  if (!known || from != lastFrom || to != lastTo) {
+  thread_local fs::path lastFrom, lastTo, lastRel; // lastFrom empty: nothing asked yet (from never is)
+  if (lastFrom.empty() || from != lastFrom || to != lastTo) {
     std::error_code ec;
     lastRel = fs::relative(from, to, ec);
     if (ec) lastRel.clear();
-    lastFrom = from, lastTo = to, known = true;
+    lastFrom = from, lastTo = to;
   }
   return lastRel;
 }

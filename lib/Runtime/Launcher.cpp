@@ -50,13 +50,6 @@ std::string shapeText(const int64_t *shape, int32_t rank) {
   return s + (rank == 1 ? ",)" : ")");
 }
 
-struct TensorFree {
-  void operator()(void *p) const { tgc_free_tensor(p); }
-};
-using Storage = std::unique_ptr<void, TensorFree>;
-
-Storage allocate(int64_t bytes) { return Storage(tgc_alloc_tensor(bytes)); }
-
 int usage(const char *argv0, const char *msg) {
   if (msg) std::fprintf(stderr, "%s: error: %s\n", argv0, msg);
   std::fprintf(stderr,
@@ -356,11 +349,11 @@ private:
   Args args;
   std::vector<int64_t> vars;
   std::unique_ptr<tgc_weights, CloseWeights> weights;
-  std::vector<Storage> storage;
+  std::vector<TensorMemory> storage;
   std::vector<void *> ptrs;
   std::set<int32_t> provided; ///< the tensors --input gives
   std::vector<std::pair<int32_t, std::vector<uint8_t>>> inouts; ///< with --repeat: their values before the runs
-  Storage workspace;
+  TensorMemory workspace;
   std::vector<double> ms; ///< the timed runs
   std::optional<Profile> prof;
 };
@@ -389,7 +382,7 @@ bool Launch::bindWeights() {
 bool Launch::loadInputs() {
   for (int32_t i = 0; i < m.num_tensors; ++i) {
     const tgc_tensor_info &t = m.tensors[i];
-    storage.push_back(allocate(t.bytes));
+    storage.push_back(allocTensor(t.bytes));
     if (!storage.back()) return error("cannot allocate " + std::to_string(t.bytes) + " bytes for " + t.name);
     ptrs.push_back(storage.back().get());
     auto given = args.inputs.find(t.name);
@@ -432,7 +425,7 @@ void Launch::keepInOuts() {
 }
 
 bool Launch::allocateWorkspace() {
-  if (m.workspace_bytes > 0 && !(workspace = allocate(m.workspace_bytes)))
+  if (m.workspace_bytes > 0 && !(workspace = allocTensor(m.workspace_bytes)))
     return error("cannot allocate the " + std::to_string(m.workspace_bytes) + "-byte workspace");
   return true;
 }

@@ -24,4 +24,15 @@ void tgc_free_tensor(void *p);
 
 #ifdef __cplusplus
 }
+
+#include <memory>
+
+namespace tgc::rt {
+struct TensorFree {
+  void operator()(void *p) const { tgc_free_tensor(p); }
+};
+/// Memory from tgc_alloc_tensor, freed with it.
+using TensorMemory = std::unique_ptr<void, TensorFree>;
+inline TensorMemory allocTensor(int64_t bytes) { return TensorMemory(tgc_alloc_tensor(bytes)); }
+} // namespace tgc::rt
 #endif

@@ -226,15 +226,13 @@ Status CompiledSchedule::runKernel(size_t kernel, std::span<void *const> args, s
   return Status::success();
 }
 
-void HostBuffers::Free::operator()(void *p) const { tgc_free_tensor(p); }
-
 Result<HostBuffers> HostBuffers::allocate(const SchedulePlan &plan) {
   HostBuffers hb;
   for (const ScheduleBuffer &b : plan.buffers) {
-    void *p = tgc_alloc_tensor(int64_t(b.bytes()));
+    rt::TensorMemory p = rt::allocTensor(int64_t(b.bytes()));
     if (!p) return Diagnostic::at(b.node, "cannot allocate " + std::to_string(b.bytes()) + " bytes for this buffer");
-    hb.storage_.emplace_back(p);
-    hb.ptrs_.push_back(p);
+    hb.ptrs_.push_back(p.get());
+    hb.storage_.push_back(std::move(p));
     hb.sizes_.push_back(b.bytes());
   }
   return hb;

@@ -33,6 +33,7 @@
 #include "IR/Diagnostic.h"
 #include "IR/Graph.h"
 #include "IR/UOp.h"
+#include "Runtime/Memory.h"
 
 #include <cstddef>
 #include <map>
@@ -94,7 +95,8 @@ Result<std::unique_ptr<CompiledSchedule>> compileLinear(const Graph &linearDoc, 
 /// The schedule as a relocatable object file (see the file comment).
 Result<std::string> compileLinearToObject(const UOp *linear, const CodegenOptions &opts = {});
 
-/// Host storage for every buffer of a plan: 64-byte aligned, zero-filled.
+/// Host storage for every buffer of a plan: tgc_alloc_tensor's (64-byte
+/// aligned, zero-filled, huge pages for big buffers).
 class HostBuffers {
 public:
   /// Allocates the buffers of `plan`; a diagnostic if memory runs out.
@@ -106,10 +108,7 @@ public:
 
 private:
   HostBuffers() = default;
-  struct Free {
-    void operator()(void *p) const;
-  };
-  std::vector<std::unique_ptr<void, Free>> storage_;
+  std::vector<rt::TensorMemory> storage_;
   std::vector<void *> ptrs_;
   std::vector<size_t> sizes_;
 };
