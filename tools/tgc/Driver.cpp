@@ -130,6 +130,7 @@ const OptimizationNames &optimizationNames() {
       {"vector-ldexp", &codegen::KernelOptions::vectorLdexp},
       {"transpose-copies", &codegen::KernelOptions::transposeCopies},
       {"pack-rows", &codegen::KernelOptions::packRows},
+      {"inner-taps", &codegen::KernelOptions::innerTaps},
       {"factor-sums", &codegen::KernelOptions::factorSums},
       {"fuse-rows", &codegen::KernelOptions::fuseRows},
       {"share-reduced-values", &codegen::KernelOptions::shareReducedValues},

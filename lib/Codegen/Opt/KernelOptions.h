@@ -108,6 +108,10 @@ struct KernelOptions {
   /// reduction (a convolution's weights, taps outermost) into a table in the
   /// order the tile reads it, before the tile's loops (RowPack.h).
   bool packRows = true;
+  /// Run a register tile's reduction over a window's short taps inside its
+  /// channel loop instead of around it (InnerTaps.h: a convolution's kx).
+  /// Floats only off strictFP.
+  bool innerTaps = true;
   /// Multiply a float sum by the factors of its summand that do not move with
   /// its ranges once, after it, instead of at every step (FactorSums.h: a
   /// per-row scale of int8 weights). Off under strictFP.
@@ -139,7 +143,7 @@ struct KernelOptions {
             .reductionLoops = false, .splitGates = false, .splitDivmod = false, .dotTiles = false,
             .splitReduceDivmod = false, .combineLaneSums = false, .mergeReduceRanges = false,
             .mergeOutputRanges = false, .overlapTiles = false, .unrollQuotient = false,
-            .transposeCopies = false, .packRows = false, .factorSums = false, .fuseRows = false,
+            .transposeCopies = false, .packRows = false, .innerTaps = false, .factorSums = false, .fuseRows = false,
             .shareReducedValues = false, .splitVectorMatrix = false};
   }
 
@@ -149,7 +153,7 @@ struct KernelOptions {
     for (bool b : {threads, strictFP, tileMatmul, polyTranscendentals, versionGates, packMatmulPanel, widePanels,
                    reduceBlocks, wideVectors, vectorLdexp, maxLanes, hoistInvariant, splitEpilogue, reductionLoops, splitGates,
                    splitDivmod, dotTiles, splitReduceDivmod, combineLaneSums, mergeReduceRanges, mergeOutputRanges,
-                   overlapTiles, unrollQuotient, transposeCopies, packRows, factorSums, fuseRows,
+                   overlapTiles, unrollQuotient, transposeCopies, packRows, innerTaps, factorSums, fuseRows,
                    shareReducedValues, splitVectorMatrix})
       s += b ? '1' : '0';
     return s + " " + std::to_string(threadMinWork) + " " + std::to_string(tileMinWork) + " " +

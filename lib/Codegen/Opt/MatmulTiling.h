@@ -43,6 +43,9 @@ struct MatmulTile {
   /// The tile's strided row loads read a table packed before its loops
   /// (RowPack.h: a convolution's weights).
   bool packedRows = false;
+  /// The tile's reduction runs a window's taps inside its channel loop
+  /// (InnerTaps.h).
+  bool innerTaps = false;
 };
 
 /// The column tile loop is the outermost (threaded) one when it has at least

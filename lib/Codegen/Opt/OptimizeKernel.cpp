@@ -7,6 +7,7 @@
 #include "Codegen/Opt/GateSplit.h"
 #include "Codegen/Opt/GateVersioning.h"
 #include "Codegen/Opt/HoistInvariant.h"
+#include "Codegen/Opt/InnerTaps.h"
 #include "Codegen/Opt/ParallelLoop.h"
 #include "Codegen/Opt/ReduceLanes.h"
 #include "Codegen/Opt/TransposedCopy.h"
@@ -116,7 +117,7 @@ std::string KernelDecisions::str() const {
   if (tiled)
     os << "tile=" << tile.rows << "x" << tile.columns << (tile.alongReduction ? " dot-products" : "")
        << (tile.reduceBlock ? " reduce-block=" + std::to_string(tile.reduceBlock) : "")
-       << (tile.epilogueTile ? " epilogue-tile" : "") << (tile.packedRows ? " packed-rows" : "") << " ";
+       << (tile.epilogueTile ? " epilogue-tile" : "") << (tile.packedRows ? " packed-rows" : "") << (tile.innerTaps ? " inner-taps" : "") << " ";
   os << "work=" << threadWork << " threads="
      << (threadedLoop ? threadedLoop->arg().toString() : std::string("serial"));
   if (vectorWidth) os << " vector-width=" << vectorWidth;
@@ -139,6 +140,7 @@ OptimizedKernel optimizeKernel(const UOp *sink, const KernelOptions &opts, const
   body = splitReduceDivmod(body, opts);
   MatmulTile tile;
   body = tileKernel(body, opts, &tile);
+  body = innerTaps(body, tile, opts);
   d.tiled = tile.columns > 0;
   d.tile = tile;
   // Threads are decided on the tiled kernel's work: the rewrites below repeat
