@@ -11,7 +11,7 @@ a PyTorch function, and for the matrix products as a numpy call (py_worker.py; c
 Every contender is a process of its own, fed the case's own input values; each run rewrites its inputs
 first and times the computation only. After about a second of warm-up each, the contenders take turns,
 round by round, each round a batch of runs lasting about --batch-ms; the time of a contender is the
-median of all its runs. Outputs are checked against each other, and tgc's against tinygrad's (the
+median of all its runs, and the ratio's 95% interval comes from a paired bootstrap over the rounds. Outputs are checked against each other, and tgc's against tinygrad's (the
 corpus case's expected output, the perf case's fingerprint).
 README.md describes the output.
 """
@@ -243,17 +243,49 @@ def warm_up(worker, seconds, batch_ms):
 
 
 def measure(workers, args):
-    """Interleaved rounds after the warm-up: name -> every run's ms."""
+    """Interleaved rounds after the warm-up: name -> each round's list of run times (ms)."""
     batch = {}
     for w in workers:
         batch[w.name] = warm_up(w, args.warmup_s, args.batch_ms)
         w.settle()
-    samples = {w.name: [] for w in workers}
+    rounds = {w.name: [] for w in workers}
     for r in range(args.rounds):
         for w in workers[r % len(workers):] + workers[:r % len(workers)]:
-            samples[w.name] += w.run(batch[w.name])
+            rounds[w.name].append(w.run(batch[w.name]))
             w.settle()
-    return samples
+    return rounds
+
+
+def flat(runs_by_round):
+    return [t for r in runs_by_round for t in r]
+
+
+MIN_ROUNDS_FOR_INTERVAL = 5  # fewer rounds resample to a few distinct values: no interval
+
+
+def ratio_interval(peer_rounds, tgc_rounds, resamples=2000, seed=0):
+    """The 95% interval of median(peer) / median(tgc), by a paired bootstrap over the rounds: each resample
+    draws rounds with replacement, the same rounds for both, since the rounds of one case ran side by side and a
+    round's slow or fast phase of the host is shared by both contenders."""
+    n = min(len(peer_rounds), len(tgc_rounds))
+    if n < MIN_ROUNDS_FOR_INTERVAL:
+        return None
+    rng = np.random.default_rng(seed)
+    ratios = []
+    for _ in range(resamples):
+        pick = rng.integers(0, n, n)
+        ratios.append(np.median(flat(peer_rounds[i] for i in pick)) / np.median(flat(tgc_rounds[i] for i in pick)))
+    lo, hi = np.percentile(ratios, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def verdict(interval):
+    """ahead / behind when the whole interval is above / below 1, else level (no difference this run can tell);
+    '-' without an interval (too few rounds)."""
+    if interval is None:
+        return "-"
+    lo, hi = interval
+    return "ahead" if lo > 1 else "behind" if hi < 1 else "level"
 
 
 def best_ort(samples, profiled):
@@ -264,10 +296,14 @@ def best_ort(samples, profiled):
     own = [float(t) for t in profiled.ask("profile").split()]
     if len(own) != profiled.runs:
         raise RuntimeError(f"ONNX Runtime's profile lists {len(own)} runs, the worker made {profiled.runs}")
-    own = own[len(own) - len(samples["ort_own"]):]
-    both = {"node_call_ms": statistics.median(samples["ort"]), "profiled_model_run_ms": statistics.median(own)}
+    own = own[len(own) - len(flat(samples["ort_own"])):]
+    both = {"node_call_ms": statistics.median(flat(samples["ort"])), "profiled_model_run_ms": statistics.median(own)}
     if both["profiled_model_run_ms"] < both["node_call_ms"]:
-        samples["ort"] = own
+        sizes, at = [len(r) for r in samples["ort_own"]], 0
+        samples["ort"] = []
+        for k in sizes:
+            samples["ort"].append(own[at:at + k])
+            at += k
     del samples["ort_own"]
     return both
 
@@ -318,12 +354,14 @@ def bench_case(case, args):
             for w in workers:
                 w.close()
         row["tinygrad_error"] = check_reference(work, folder, cases.CASES[case].get("corpus", False))
-        row["ms"] = {n: statistics.median(s) for n, s in samples.items()}
-        row["min_ms"] = {n: min(s) for n, s in samples.items()}
-        row["runs"] = {n: len(s) for n, s in samples.items()}
+        row["ms"] = {n: statistics.median(flat(s)) for n, s in samples.items()}
+        row["min_ms"] = {n: min(flat(s)) for n, s in samples.items()}
+        row["runs"] = {n: len(flat(s)) for n, s in samples.items()}
         peers = {n: ms for n, ms in row["ms"].items() if n != "tgc"}
         row["best_peer"] = min(peers, key=peers.get)
         row["ratio"] = peers[row["best_peer"]] / row["ms"]["tgc"]
+        row["ratio_95"] = ratio_interval(samples[row["best_peer"]], samples["tgc"])
+        row["verdict"] = verdict(row["ratio_95"])
         row["ok"] = row["tinygrad_error"] <= TOLERANCE and all(e <= TOLERANCE for e in row["errors"].values())
         if case == "transformer_block" and not args.no_first_result:
             row["first_result"] = first_result(folder, work, args)
@@ -385,22 +423,26 @@ def fmt(v):
 
 
 def print_table(rows):
-    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | max rel. diff vs tgc "
-          "| check (tgc vs tinygrad) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| case | tgc ms | ONNX Runtime ms | PyTorch ms | numpy ms | best peer / tgc | 95% interval | tgc is "
+          "| max rel. diff vs tgc | check (tgc vs tinygrad) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['case']} | failed: {r['error'].splitlines()[0][:80]} | | | | | | |")
+            print(f"| {r['case']} | failed: {r['error'].splitlines()[0][:80]} | | | | | | | | |")
             continue
         ms = r["ms"]
         diffs = ", ".join(f"{NAMES[n]} {e:.1e}" for n, e in r["errors"].items())
         print(f"| {r['case']} | {fmt(ms['tgc'])} | {fmt(ms.get('ort'))} | {fmt(ms.get('torch'))} | "
-              f"{fmt(ms.get('numpy'))} | {r['ratio']:.2f}x ({NAMES[r['best_peer']]}) | {diffs} | "
+              f"{fmt(ms.get('numpy'))} | {r['ratio']:.2f}x ({NAMES[r['best_peer']]}) | "
+              f"{'%.2f-%.2fx' % tuple(r['ratio_95']) if r['ratio_95'] else '-'} | {r['verdict']} | {diffs} | "
               f"{'ok' if r['ok'] else 'MISMATCH'} (tinygrad {r['tinygrad_error']:.0e}) |")
     ratios = [r["ratio"] for r in rows if "ratio" in r]
     if ratios:
         print(f"\ngeometric mean of best peer / tgc: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
               f"over {len(ratios)} cases (> 1: tgc ahead)")
+        behind = [r["case"] for r in rows if r.get("verdict") == "behind"]
+        print(f"rows where tgc is behind the best peer (the whole 95% interval below 1): "
+              f"{', '.join(behind) if behind else 'none'}")
     overhead = [r["ort_call_overhead_ms"] for r in rows if "ort_call_overhead_ms" in r]
     if overhead:
         print(f"ONNX Runtime: the better of the Node call's wall time and its profiler's model_run (the JSON has "
