@@ -27,6 +27,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <optional>
 
 namespace tgc {
 
@@ -36,6 +38,12 @@ struct CompiledSchedule::Native {
   std::unique_ptr<codegen::Jit> jit;
   void (*run)(void **, const int64_t *) = nullptr;
   std::vector<void (*)(void **)> entries; // per kernel
+  // The plan rewrites' scratch for runs given only the LINEAR's buffers: made
+  // by the first such run and kept for the next (its kernels write it before
+  // they read it). A run that finds it in use by another thread's run makes
+  // its own.
+  std::mutex scratchInUse;
+  std::optional<HostBuffers> scratch;
 };
 
 CompiledSchedule::~CompiledSchedule() = default;
@@ -193,13 +201,18 @@ static Status checkVars(const SchedulePlan &plan, std::span<const int> which, st
 
 Status CompiledSchedule::run(std::span<void *const> data, std::span<const int64_t> vars) const {
   if (data.size() == linearBuffers_ && linearBuffers_ < plan_.buffers.size()) {
-    // The scratch the plan rewrites added, for this run.
-    SchedulePlan scratch;
-    scratch.buffers.assign(plan_.buffers.begin() + long(linearBuffers_), plan_.buffers.end());
-    Result<HostBuffers> extra = HostBuffers::allocate(scratch);
-    if (!extra) return extra.error();
+    std::unique_lock<std::mutex> kept(native_->scratchInUse, std::try_to_lock);
+    std::optional<HostBuffers> own;
+    std::optional<HostBuffers> &scratch = kept ? native_->scratch : own;
+    if (!scratch) {
+      SchedulePlan added;
+      added.buffers.assign(plan_.buffers.begin() + long(linearBuffers_), plan_.buffers.end());
+      Result<HostBuffers> made = HostBuffers::allocate(added);
+      if (!made) return made.error();
+      scratch.emplace(std::move(*made));
+    }
     std::vector<void *> all(data.begin(), data.end());
-    for (size_t i = 0; i < extra->size(); ++i) all.push_back(extra->data(i));
+    all.insert(all.end(), scratch->pointers().begin(), scratch->pointers().end());
     return run(all, vars);
   }
   if (data.size() != plan_.buffers.size())

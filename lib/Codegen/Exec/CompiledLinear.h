@@ -61,12 +61,14 @@ public:
   const SchedulePlan &plan() const { return plan_; }
   const std::vector<ScheduleBuffer> &buffers() const { return plan_.buffers; }
   /// How many of buffers() are the LINEAR's own (the rest are the plan
-  /// rewrites' scratch, which run() allocates when they are not given).
+  /// rewrites' scratch, which run() provides when they are not given).
   size_t linearBuffers() const { return linearBuffers_; }
   /// Runs every CALL in order; data[i] points at >= buffers()[i].bytes() bytes,
   /// vars[j] is the value of plan().vars[j] (checked against its range). The
   /// buffers the plan rewrites added after the LINEAR's own (scratch: partial
-  /// sums, SplitVectorMatrix.h) may be left out: the run allocates them.
+  /// sums, SplitVectorMatrix.h) may be left out: the first such run
+  /// allocates them and later ones reuse them (a run while another thread's
+  /// holds them allocates its own).
   Status run(std::span<void *const> data, std::span<const int64_t> vars = {}) const;
   /// Runs one kernel (by index into plan().kernels) on explicit argument
   /// pointers and the values of its variables (ScheduleKernel::vars order).
