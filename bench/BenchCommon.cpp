@@ -227,6 +227,24 @@ nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &l
           {"cache_resident", cacheResident(kind, double(largest))}};
 }
 
+void rebaseLimits(nlohmann::json &out, const std::vector<std::string> &sections, const Limits &lim) {
+  auto rebase = [&](nlohmann::json &r) {
+    if (!r.contains("limit") || !r.contains("frac_limit") || !r["limit"].is_string()) return;
+    double value = lim.allCores(limitKindNamed(r["limit"].get<std::string>()));
+    double rate = r.value("bound", "") == "compute" ? r.value("gflops", 0.0) : r.value("gbs", 0.0);
+    r["limit_value"] = value;
+    r["frac_limit"] = value > 0 ? rate / value : 0.0;
+  };
+  for (const std::string &section : sections) {
+    if (!out.contains(section)) continue;
+    for (nlohmann::json &row : out[section]) {
+      rebase(row);
+      if (row.contains("configs"))
+        for (nlohmann::json &c : row["configs"]) rebase(c);
+    }
+  }
+}
+
 std::string rowLimitPercent(const nlohmann::json &row) {
   return limitPercent(row.value("frac_limit", 0.0), row.value("cache_resident", false));
 }

@@ -95,6 +95,10 @@ KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers 
 /// and whether the row's largest kernel fits in the cache (cacheResident).
 nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute, const KernelTiming &kt);
 
+/// Every row's (and each of its configs') `limit_value` and `frac_limit` in the `sections` of `out` over
+/// `lim`: after the limits were measured again at the end of a run and rose.
+void rebaseLimits(nlohmann::json &out, const std::vector<std::string> &sections, const Limits &lim);
+
 /// A row's `frac_limit` as the tables print it, marked when the row is cache-resident (limitPercent).
 std::string rowLimitPercent(const nlohmann::json &row);
 

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -63,7 +65,22 @@ struct Limits {
 
   /// The all-core value of a limit (GFLOPS or GB/s).
   double allCores(LimitKind k) const { return k == LimitKind::Fma ? fmaAll : k == LimitKind::Read ? readAll : triadAll; }
+
+  /// Each rate the higher of two measurements of this machine (the clock with the 1-thread FMA peak it was
+  /// measured with): the host's other work only ever lowers a measured peak, so the higher is nearer the truth.
+  Limits higher(const Limits &o) const {
+    Limits l = *this;
+    if (o.fma1 > l.fma1) l.fma1 = o.fma1, l.clockGHz = o.clockGHz;
+    for (auto [mine, theirs] : {std::pair{&l.fmaAll, o.fmaAll}, {&l.triad1, o.triad1}, {&l.triadAll, o.triadAll},
+                                {&l.read1, o.read1}, {&l.readAll, o.readAll}})
+      *mine = std::max(*mine, theirs);
+    return l;
+  }
 };
+
+inline LimitKind limitKindNamed(const std::string &name) {
+  return name == "FMA" ? LimitKind::Fma : name == "read" ? LimitKind::Read : LimitKind::Triad;
+}
 
 /// The limit of a kernel (or kernels) that reads `bytesRead` and writes `bytesWritten`: compute-bound ones
 /// against the FMA peak; memory-bound ones against the read bandwidth when their traffic is (nearly) all reads,

@@ -63,7 +63,9 @@ std::string limitsTable(const Json &out) {
   const Json &lim = out["limits"];
   std::ostringstream s;
   int cores = lim.value("cores", 1);
-  s << "## Machine limits (" << (lim.value("measured", false) ? "measured in this run" : "machine.json's best, not measured")
+  std::string when = lim.value("measured_when", std::string("before the sections"));
+  s << "## Machine limits ("
+    << (lim.value("measured", false) ? "measured in this run, " + when : "machine.json's best, not measured")
     << ")\n\n"
     << header({"limit", "1 thread", std::to_string(cores) + " threads"})
     << row({"FMA peak (AVX-512), GFLOPS", fmt(lim.value("fma_gflops_1t", 0.0), "%.1f"),

@@ -122,3 +122,26 @@ TEST_CASE("limitPercent: a cache-resident row is marked, and still flagged above
   CHECK(limitPercent(2.04, true) == "BAD LIMIT (204%, cache)");
   CHECK(limitPercent(NAN, true) == "-");
 }
+
+TEST_CASE("Limits::higher: each rate the higher of two measurements, the clock the higher 1-thread FMA peak's") {
+  Limits before = idleMachine(), after = idleMachine();
+  before.fmaAll = 400, before.readAll = 50;          // measured while the host was busy
+  after.fma1 = 230, after.clockGHz = 3.6, after.triadAll = 60, after.read1 = 30;
+  Limits best = before.higher(after);
+  CHECK(best.fma1 == 230);
+  CHECK(best.clockGHz == doctest::Approx(3.6));
+  CHECK(best.fmaAll == 440);
+  CHECK(best.triad1 == 35);
+  CHECK(best.triadAll == 70);
+  CHECK(best.read1 == 37);
+  CHECK(best.readAll == 66);
+  CHECK(best.cores == 2);
+  // The clock stays with its own peak: the lower 1-thread peak's clock is not taken.
+  Limits slowClock = idleMachine();
+  slowClock.fma1 = 200, slowClock.clockGHz = 4.0;
+  CHECK(idleMachine().higher(slowClock).clockGHz == doctest::Approx(3.5));
+}
+
+TEST_CASE("limitKindNamed: the names rows carry map back to their limits") {
+  for (LimitKind k : {LimitKind::Fma, LimitKind::Read, LimitKind::Triad}) CHECK(limitKindNamed(limitName(k)) == k);
+}
