@@ -20,7 +20,7 @@ bool stepsBetween(const UOp *range, int64_t lo, int64_t hi) {
 } // namespace
 
 const UOp *innerTaps(const UOp *sink, MatmulTile &tile, const KernelOptions &opts) {
-  if (!opts.innerTaps || tile.columns == 0 || tile.alongReduction) return sink;
+  if (!opts.innerTaps || tile.columns == 0 || tile.alongReduction || !tile.packedRows) return sink;
   Context &ctx = sink->context();
   std::unordered_map<const UOp *, const UOp *> replaced;
   for (const UOp *u : toposort(sink)) {

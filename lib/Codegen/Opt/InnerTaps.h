@@ -14,6 +14,13 @@
 // outside the channel loop. The order of the sums changes, so floats are
 // reordered only off strict fp.
 //
+// Only a tile whose strided row loads are packed (RowPack.h) is reordered:
+// such a tile is big enough to be threaded, and its input rows are more than
+// L1 holds. On a small image the input fits L1 whole and there is nothing to
+// gain: resnet18's 8 x 8 layers (64 channels, no pack), whose 32-pixel tiles
+// span four image rows, ran 1.5x slower with the taps unrolled, LLVM building
+// their vectors from shuffles.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -31,7 +38,8 @@ constexpr int64_t kMinTapChannels = 8;
 /// `sink` (a kernel tiled as `tile`) with each REDUCE over ranges (..., t, c)
 /// rebuilt over (..., c, t), where t has at most kMaxInnerTaps steps and c at
 /// least kMinTapChannels (and `tile.innerTaps` set); the same node when the
-/// tile runs along its reduction (dot products) or none applies.
+/// tile has no packed rows, runs along its reduction (dot products), or none
+/// applies.
 const UOp *innerTaps(const UOp *sink, MatmulTile &tile, const KernelOptions &opts);
 
 } // namespace tgc::codegen
