@@ -211,29 +211,35 @@ KernelTiming timeKernelsUnderTest(const CompiledSchedule &cs, const HostBuffers 
   return kt;
 }
 
+namespace {
+// A row's `limit_value` and `frac_limit`: its rate (GFLOPS when compute-bound, else GB/s) over the all-core value
+// of its `limit` in `lim`.
+void setLimitFraction(nlohmann::json &r, const Limits &lim) {
+  double value = lim.allCores(limitKindNamed(r["limit"].get<std::string>()));
+  double rate = r.value("bound", "") == "compute" ? r.value("gflops", 0.0) : r.value("gbs", 0.0);
+  r["limit_value"] = value;
+  r["frac_limit"] = rate / value;
+}
+} // namespace
+
 nlohmann::json rateFields(double flops, double bytes, double ms, const Limits &lim, bool compute, const KernelTiming &kt) {
-  double gflops = flops / ms / 1e6, gbs = bytes / ms / 1e6;
   LimitKind kind = limitKind(compute, double(kt.bytesRead), double(kt.bytesWritten));
   int64_t largest = kt.kernelBytes.empty() ? 0 : *std::max_element(kt.kernelBytes.begin(), kt.kernelBytes.end());
-  return {{"bound", compute ? "compute" : "memory"},
-          {"limit", limitName(kind)},
-          {"limit_value", lim.allCores(kind)},
-          {"gflops", gflops},
-          {"gbs", gbs},
-          {"frac_limit", (compute ? gflops : gbs) / lim.allCores(kind)},
-          {"bytes_read", kt.bytesRead},
-          {"bytes_written", kt.bytesWritten},
-          {"largest_kernel_bytes", largest},
-          {"cache_resident", cacheResident(kind, double(largest))}};
+  nlohmann::json r = {{"bound", compute ? "compute" : "memory"},
+                      {"limit", limitName(kind)},
+                      {"gflops", flops / ms / 1e6},
+                      {"gbs", bytes / ms / 1e6},
+                      {"bytes_read", kt.bytesRead},
+                      {"bytes_written", kt.bytesWritten},
+                      {"largest_kernel_bytes", largest},
+                      {"cache_resident", cacheResident(kind, double(largest))}};
+  setLimitFraction(r, lim);
+  return r;
 }
 
 void rebaseLimits(nlohmann::json &out, const std::vector<std::string> &sections, const Limits &lim) {
   auto rebase = [&](nlohmann::json &r) {
-    if (!r.contains("limit") || !r.contains("frac_limit") || !r["limit"].is_string()) return;
-    double value = lim.allCores(limitKindNamed(r["limit"].get<std::string>()));
-    double rate = r.value("bound", "") == "compute" ? r.value("gflops", 0.0) : r.value("gbs", 0.0);
-    r["limit_value"] = value;
-    r["frac_limit"] = value > 0 ? rate / value : 0.0;
+    if (r.contains("frac_limit") && r.contains("limit") && r["limit"].is_string()) setLimitFraction(r, lim);
   };
   for (const std::string &section : sections) {
     if (!out.contains(section)) continue;

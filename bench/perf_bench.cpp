@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
   }
   double idleRidge = lim.fmaAll / lim.triadAll;
   bool measured = parts.count("limits");
-  if (measured) lim = measureLimits(cores, o.smoke ? 0.01 : 1.0);
+  const double limitScale = o.smoke ? 0.01 : 1.0;
+  if (measured) lim = measureLimits(cores, limitScale);
   lim.idleRidge = idleRidge;
   nlohmann::json out;
   out["smoke"] = o.smoke;
@@ -117,8 +118,7 @@ int main(int argc, char **argv) {
   bool measuredRows = parts.count("kernels") || parts.count("perf");
   if (measured && measuredRows) {
     Limits before = lim;
-    lim = lim.higher(measureLimits(cores, o.smoke ? 0.01 : 1.0));
-    lim.idleRidge = idleRidge;
+    lim = lim.higher(measureLimits(cores, limitScale)); // keeps lim's idleRidge
     out["limits"] = limitsJson(limitProblems(lim), "the higher of before and after the sections");
     rebaseLimits(out, {"kernels", "perf"}, lim);
     std::printf("\nmachine, measured again after the sections, the higher of the two: FMA %.1f (was %.1f) GFLOPS on %d; "

@@ -11,8 +11,9 @@ a PyTorch function, and for the matrix products as a numpy call (py_worker.py; c
 Every contender is a process of its own, fed the case's own input values; each run rewrites its inputs
 first and times the computation only. After about a second of warm-up each, the contenders take turns,
 round by round, each round a batch of runs lasting about --batch-ms; the time of a contender is the
-median of all its runs, and the ratio's 95% interval comes from a paired bootstrap over the rounds. Outputs are checked against each other, and tgc's against tinygrad's (the
-corpus case's expected output, the perf case's fingerprint).
+median of all its runs, and the ratio's 95% interval comes from a paired bootstrap over the rounds.
+Outputs are checked against each other, and tgc's against tinygrad's (the corpus case's expected
+output, the perf case's fingerprint).
 README.md describes the output.
 """
 import argparse

@@ -24,8 +24,6 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>

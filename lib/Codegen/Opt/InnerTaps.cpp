@@ -20,7 +20,8 @@ bool stepsBetween(const UOp *range, int64_t lo, int64_t hi) {
 } // namespace
 
 const UOp *innerTaps(const UOp *sink, MatmulTile &tile, const KernelOptions &opts) {
-  if (!opts.innerTaps || tile.columns == 0 || tile.alongReduction || !tile.packedRows) return sink;
+  // Packed rows (strided along the reduction) imply a column tile, never one of dot products.
+  if (!opts.innerTaps || !tile.packedRows) return sink;
   Context &ctx = sink->context();
   std::unordered_map<const UOp *, const UOp *> replaced;
   for (const UOp *u : toposort(sink)) {

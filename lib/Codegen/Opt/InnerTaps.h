@@ -38,8 +38,7 @@ constexpr int64_t kMinTapChannels = 8;
 /// `sink` (a kernel tiled as `tile`) with each REDUCE over ranges (..., t, c)
 /// rebuilt over (..., c, t), where t has at most kMaxInnerTaps steps and c at
 /// least kMinTapChannels (and `tile.innerTaps` set); the same node when the
-/// tile has no packed rows, runs along its reduction (dot products), or none
-/// applies.
+/// tile has no packed rows or none applies.
 const UOp *innerTaps(const UOp *sink, MatmulTile &tile, const KernelOptions &opts);
 
 } // namespace tgc::codegen
